@@ -1,0 +1,400 @@
+"""The contract checks. Each has a stable snake_case id, a rationale and how-to-fix text.
+
+A check reads one ``Transcript`` of a handler run over a ``Scenario`` and returns violation
+messages (empty when the run conforms). Checks that need a capability the handler does not declare
+are reported as skipped, by name, never as passed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.observe import ObservedEvent, Transcript
+from conformance.scenarios import Scenario
+
+__all__ = ["CHECKS", "Capabilities", "Check", "CheckContext", "check_by_id"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a handler declares it supports. Checks needing more are skipped for it, by name."""
+
+    reasoning: bool = True
+    stream_errors: bool = True  # reads ChunkResponse.error / is_complete
+    callbacks: bool = True
+
+    def has(self, name: str) -> bool:
+        value: bool = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    scenario: Scenario
+    transcript: Transcript
+    capabilities: Capabilities
+
+
+@dataclass(frozen=True)
+class Check:
+    id: str
+    title: str
+    rationale: str
+    how_to_fix: str
+    run: Callable[[CheckContext], list[str]]
+    requires: frozenset[str] = field(default_factory=frozenset)
+    taxonomy: tuple[str, ...] = ()
+
+
+def _segments(events: list[ObservedEvent]) -> dict[str, list[ObservedEvent]]:
+    by_segment: dict[str, list[ObservedEvent]] = defaultdict(list)
+    for event in events:
+        by_segment[event.segment_id].append(event)
+    return by_segment
+
+
+def _tool_segments(events: list[ObservedEvent]) -> list[list[ObservedEvent]]:
+    return [seq for seq in _segments(events).values() if seq[0].segment_type == "tool_call"]
+
+
+def _raw_arguments_by_index(scenario: Scenario) -> dict[int, str]:
+    parts: dict[int, list[str]] = defaultdict(list)
+    for chunk in scenario.chunks:
+        for delta in chunk.tool_calls or ():
+            if delta.arguments_delta:
+                parts[delta.index].append(delta.arguments_delta)
+    return {index: "".join(pieces) for index, pieces in parts.items()}
+
+
+def _fmt(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+# -- individual checks -------------------------------------------------------------------------
+
+
+def _no_crash(ctx: CheckContext) -> list[str]:
+    crash = ctx.transcript.crash
+    if crash is None:
+        return []
+    return [f"the handler raised {type(crash).__name__}: {crash}"]
+
+
+def _segment_lifecycle(ctx: CheckContext) -> list[str]:
+    problems: list[str] = []
+    for segment_id, seq in _segments(ctx.transcript.events).items():
+        kinds = [event.kind for event in seq]
+        label = f"segment {seq[0].segment_type}#{segment_id[-6:]}"
+        if kinds.count("start") != 1 or kinds[0] != "start":
+            problems.append(f"{label} must begin with exactly one START, got {kinds}")
+        elif kinds.count("end") != 1:
+            problems.append(f"{label} must have exactly one END after finalize(), got {kinds.count('end')}")
+        elif kinds[-1] != "end":
+            problems.append(f"{label} has events after its END: {kinds}")
+        if len({event.segment_type for event in seq}) > 1:
+            problems.append(f"{label} changes segment_type mid-segment")
+    return problems
+
+
+def _finalize_idempotent(ctx: CheckContext) -> list[str]:
+    extra = ctx.transcript.second_finalize
+    if not extra:
+        return []
+    return [f"a second finalize() returned {len(extra)} events; it must return []: {extra[0].describe()}"]
+
+
+def _feed_after_finalize_raises(ctx: CheckContext) -> list[str]:
+    error = ctx.transcript.feed_after_finalize_error
+    if isinstance(error, RuntimeError):
+        return []
+    if error is None:
+        return ["feed() after finalize() was accepted silently; it must raise RuntimeError"]
+    return [f"feed() after finalize() raised {type(error).__name__}, expected a RuntimeError"]
+
+
+def _returned_events_are_all_events(ctx: CheckContext) -> list[str]:
+    returned = ctx.transcript.returned_flat
+    if returned == ctx.transcript.events:
+        return []
+    return [
+        f"events returned by feed()/finalize() ({len(returned)}) differ from get_all_events() "
+        f"({len(ctx.transcript.events)})"
+    ]
+
+
+def _callbacks_see_returned_events(ctx: CheckContext) -> list[str]:
+    if not ctx.transcript.callbacks_supported:
+        return []
+    problems = []
+    if ctx.transcript.callback_events != ctx.transcript.events:
+        problems.append(
+            f"on_segment_event saw {len(ctx.transcript.callback_events)} events, "
+            f"get_all_events() has {len(ctx.transcript.events)}"
+        )
+    if ctx.transcript.callback_invocations != ctx.transcript.invocations:
+        problems.append(
+            f"on_tool_invocation saw {len(ctx.transcript.callback_invocations)} invocations, "
+            f"get_all_invocations() has {len(ctx.transcript.invocations)}"
+        )
+    return problems
+
+
+def _joined(events: list[ObservedEvent], segment_type: str) -> str:
+    return "".join(e.delta for e in events if e.kind == "content" and e.segment_type == segment_type)
+
+
+def _text_conserved(ctx: CheckContext) -> list[str]:
+    got = _joined(ctx.transcript.events, "text")
+    want = ctx.scenario.expected.text
+    if got == want:
+        return []
+    return [f"TEXT deltas concatenate to {got!r}, the stream's text is {want!r}"]
+
+
+def _reasoning_conserved(ctx: CheckContext) -> list[str]:
+    got = _joined(ctx.transcript.events, "reasoning")
+    want = ctx.scenario.expected.reasoning
+    if got == want:
+        return []
+    return [f"REASONING deltas concatenate to {got!r}, the stream's reasoning is {want!r}"]
+
+
+def _text_segments_follow_wire(ctx: CheckContext) -> list[str]:
+    open_text: str | None = None
+    for event in ctx.transcript.events:
+        if event.segment_type in ("text", "reasoning"):
+            if event.kind == "start":
+                open_text = event.segment_id
+            elif event.kind == "end" and event.segment_id == open_text:
+                open_text = None
+        elif event.segment_type == "tool_call" and event.kind == "start" and open_text is not None:
+            return [
+                f"a text segment (#{open_text[-6:]}) stays open across a tool call START; text after the "
+                "call would be placed before it"
+            ]
+    return []
+
+
+def _argument_integrity(ctx: CheckContext) -> list[str]:
+    raw_by_index = _raw_arguments_by_index(ctx.scenario)
+    expected_raw = sorted(raw_by_index.values())
+    got_raw = sorted(_joined(seq, "tool_call") for seq in _tool_segments(ctx.transcript.events))
+    if Counter(got_raw) == Counter(expected_raw) or (
+        # calls with no argument text at all may legitimately have no CONTENT
+        Counter(r for r in got_raw if r) == Counter(r for r in expected_raw if r)
+    ):
+        return []
+    return [f"tool CONTENT deltas concatenate to {got_raw}, the streamed argument texts are {expected_raw}"]
+
+
+def _end_metadata(seq: list[ObservedEvent]) -> dict[str, Any]:
+    ends = [event for event in seq if event.kind == "end"]
+    return dict(ends[-1].metadata) if ends else {}
+
+
+def _invalid_arguments_flagged(ctx: CheckContext) -> list[str]:
+    problems = []
+    invalid = [call for call in ctx.scenario.expected.tool_calls if not call.valid]
+    tool_ends = [_end_metadata(seq) for seq in _tool_segments(ctx.transcript.events)]
+    for call in invalid:
+        executed = [inv for inv in ctx.transcript.invocations if inv.name == call.name and inv.id == call.call_id]
+        if executed:
+            problems.append(
+                f"{call.name}({call.raw_arguments!r}) must not become an invocation, got {executed[0].describe()}"
+            )
+        flagged = [meta for meta in tool_ends if meta.get("error") and meta.get("tool_name", call.name) == call.name]
+        if not flagged:
+            problems.append(f"{call.name}({call.raw_arguments!r}) must END with an 'error' in its metadata")
+        elif any("arguments" in meta for meta in flagged):
+            problems.append(f"{call.name}: an error END must not carry 'arguments' (got {flagged[0]})")
+    return problems
+
+
+def _invocations_match_stream(ctx: CheckContext) -> list[str]:
+    want = [(c.name, c.call_id, _fmt(c.arguments)) for c in ctx.scenario.expected.tool_calls if c.valid]
+    got = [(inv.name, inv.id, _fmt(inv.arguments)) for inv in ctx.transcript.invocations]
+    # Calls without a provider id get a handler-chosen id: compare those on name and arguments only.
+    want_cmp = [(n, i, a) if i else (n, None, a) for n, i, a in want]
+    no_id = {(n, a) for n, i, a in want if not i}
+    got_cmp = [(n, None, a) if (n, a) in no_id else (n, i, a) for n, i, a in got]
+    if Counter(got_cmp) == Counter(want_cmp):
+        return []
+    lines = ["invocations differ from the stream's tool calls:"]
+    lines += [f"  expected {n}({a}) id={i!r}" for n, i, a in want]
+    lines += [f"  actual   {n}({a}) id={i!r}" for n, i, a in got]
+    return ["\n".join(lines)]
+
+
+def _tool_names_whole(ctx: CheckContext) -> list[str]:
+    problems = []
+    expected_names = sorted({c.name for c in ctx.scenario.expected.tool_calls if c.name})
+    for seq in _tool_segments(ctx.transcript.events):
+        start_name = seq[0].metadata.get("tool_name")
+        end_name = _end_metadata(seq).get("tool_name", start_name)
+        if not expected_names:
+            continue
+        # END is definitive: the whole name. START may only lack a fragment that arrived after the
+        # arguments had begun, so it must at least be a non-empty prefix of a real name.
+        if end_name not in expected_names:
+            problems.append(f"END tool_name {end_name!r} is not a name the stream sent ({expected_names})")
+        if not start_name or not any(name.startswith(start_name) for name in expected_names):
+            problems.append(
+                f"START tool_name {start_name!r} is neither a name the stream sent nor a prefix of one "
+                f"({expected_names})"
+            )
+    return problems
+
+
+def _segment_per_call(ctx: CheckContext) -> list[str]:
+    want = len(ctx.scenario.expected.tool_calls)
+    got = len(_tool_segments(ctx.transcript.events))
+    if want == got:
+        return []
+    return [f"the stream has {want} tool calls but the handler opened {got} tool segments"]
+
+
+def _provider_ids_kept(ctx: CheckContext) -> list[str]:
+    problems = []
+    for seq in _tool_segments(ctx.transcript.events):
+        end = _end_metadata(seq)
+        name = end.get("tool_name") or seq[0].metadata.get("tool_name")
+        candidates = [c.call_id for c in ctx.scenario.expected.tool_calls if c.name == name and c.call_id]
+        if candidates and "call_id" in end and end["call_id"] not in candidates:
+            problems.append(f"{name}: END call_id {end['call_id']!r}, the provider sent {candidates}")
+    return problems
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        "no_crash",
+        "The handler never raises while streaming",
+        "An exception inside feed()/finalize() kills the turn, including valid sibling calls (D09, F04).",
+        "Catch malformed input at the boundary and turn it into an error END instead of raising.",
+        _no_crash,
+        taxonomy=("D09", "F04"),
+    ),
+    Check(
+        "segment_lifecycle",
+        "Each segment has one START, CONTENT*, one END; nothing after END; finalize() ends all",
+        "UIs key spinners and buffers on START/END; a duplicate START or a missing END leaves them hanging (C01, C03).",
+        "Track open segments in one place and end every one of them in finalize().",
+        _segment_lifecycle,
+        taxonomy=("C01", "C03", "C06"),
+    ),
+    Check(
+        "finalize_idempotent",
+        "A second finalize() returns []",
+        "Two completion paths (stream end and an explicit finalize) must not end segments twice (C06).",
+        "Set a finalized flag in finalize() and return [] when it is already set.",
+        _finalize_idempotent,
+        taxonomy=("C06",),
+    ),
+    Check(
+        "feed_after_finalize_raises",
+        "feed() after finalize() raises RuntimeError",
+        "Chunks arriving after the end belong to another turn; accepting them silently corrupts this one (C06).",
+        "Raise a RuntimeError (subclass) from feed() once finalized; reset() makes the handler reusable.",
+        _feed_after_finalize_raises,
+        taxonomy=("C06",),
+    ),
+    Check(
+        "returned_events_are_all_events",
+        "Events returned by feed()/finalize() are exactly get_all_events()",
+        "Consumers that use return values and consumers that read the log must see the same stream.",
+        "Append every emitted event to the log and to the return batch in one function.",
+        _returned_events_are_all_events,
+    ),
+    Check(
+        "callbacks_see_returned_events",
+        "on_segment_event / on_tool_invocation see exactly the returned events and invocations",
+        "A UI driven by callbacks must not drift from the handler's own record.",
+        "Call the callbacks from the same emit function, after recording the event.",
+        _callbacks_see_returned_events,
+        requires=frozenset({"callbacks"}),
+    ),
+    Check(
+        "text_conserved",
+        "TEXT deltas concatenate to the stream's text",
+        "Text must not be lost, duplicated or reordered by segmenting (E04, C04).",
+        "Emit every content delta exactly once, in arrival order.",
+        _text_conserved,
+        taxonomy=("C04", "E04"),
+    ),
+    Check(
+        "reasoning_conserved",
+        "REASONING deltas concatenate to the stream's reasoning",
+        "Reasoning is shown to users and sent back on some providers (G09); it must survive intact (C05).",
+        "Emit chunk.reasoning as REASONING segments, handled before content within a chunk.",
+        _reasoning_conserved,
+        requires=frozenset({"reasoning"}),
+        taxonomy=("C05",),
+    ),
+    Check(
+        "text_segments_follow_wire",
+        "No text segment spans a tool call",
+        "One text segment for the whole turn places text that came after a tool call before it (C04).",
+        "End the open text segment when a tool call starts; open a new one for later text.",
+        _text_segments_follow_wire,
+        taxonomy=("C04",),
+    ),
+    Check(
+        "argument_integrity",
+        "Tool CONTENT deltas concatenate to the streamed argument text",
+        "UIs render arguments from CONTENT; they must equal what the provider sent (INV-CONCAT).",
+        "Emit each non-empty arguments_delta as one CONTENT event on the call's segment.",
+        _argument_integrity,
+        taxonomy=("A21", "C07", "D01"),
+    ),
+    Check(
+        "invalid_arguments_flagged",
+        "Invalid, truncated or non-object arguments end in an error, never an invocation",
+        "Running a tool with {} instead of its truncated arguments is silent data loss (D03-D08, F06-F08).",
+        "Parse strictly at END; on failure emit END with 'error' and 'raw_arguments' and no invocation.",
+        _invalid_arguments_flagged,
+        taxonomy=("D03", "D04", "D05", "D08", "F06", "F07", "F08"),
+    ),
+    Check(
+        "invocations_match_stream",
+        "One invocation per valid call, with the provider's name, id and arguments",
+        "Lost, merged or duplicated calls run the wrong tools (A02, B01, B06, B08).",
+        "Key calls by index, adopt late ids, never merge two calls, parse the full concatenation once.",
+        _invocations_match_stream,
+        taxonomy=("A02", "A05", "A06", "A07", "A08", "B01", "B04", "B06", "D01", "D02"),
+    ),
+    Check(
+        "tool_names_whole",
+        "Tool names are whole: never empty, never a prefix or a concatenation",
+        "A partial or doubled name dispatches to no tool or the wrong one (A05-A08).",
+        "Ignore '' names, treat a restatement as a no-op, append true fragments, emit START once the name is known.",
+        _tool_names_whole,
+        taxonomy=("A05", "A06", "A07", "A08"),
+    ),
+    Check(
+        "segment_per_call",
+        "One tool segment per provider tool call",
+        "Merging calls on one index or splitting one call into several loses or repeats tools (A02, B01, B06).",
+        "Give every call its own generated segment id; do not reuse the provider id as segment id.",
+        _segment_per_call,
+        taxonomy=("A02", "B01", "B06"),
+    ),
+    Check(
+        "provider_ids_kept",
+        "END carries the provider's call id, even when it arrived late",
+        "The tool result must echo the provider id or the next request is rejected (B04, G01).",
+        "Adopt the first non-empty call_id whenever it arrives; never replace it by a synthetic id.",
+        _provider_ids_kept,
+        taxonomy=("B04", "G01"),
+    ),
+)
+
+
+def check_by_id(check_id: str) -> Check:
+    """Look a check up by its stable id."""
+    for check in CHECKS:
+        if check.id == check_id:
+            return check
+    raise KeyError(f"unknown check id {check_id!r}; known: {', '.join(c.id for c in CHECKS)}")

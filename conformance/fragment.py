@@ -1,0 +1,142 @@
+"""Re-fragmenting a chunk stream at arbitrary boundaries, as a hypothesis strategy.
+
+A stream is flattened into wire-ordered atoms (reasoning text, content text, tool deltas, the
+terminal chunk). Every string is cut at arbitrary points (empty and one-character pieces
+included) and the pieces are regrouped into chunks, respecting the in-chunk order of the contract
+(reasoning, then content, then tool calls). The logical stream is unchanged, so any handler must
+produce the same outcome: the split-invariance property (INV-RECHUNK).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from hypothesis import strategies as st
+
+from reference_impl.types import ChunkResponse, ToolCallDelta
+
+__all__ = ["describe_chunks", "refragmented"]
+
+_ORDER = {"reasoning": 0, "content": 1, "tool": 2}
+
+
+@dataclass(frozen=True)
+class _Atom:
+    kind: str  # reasoning | content | tool
+    text: str
+    delta: ToolCallDelta | None = None
+
+
+def _atoms(chunks: Sequence[ChunkResponse]) -> tuple[list[_Atom], ChunkResponse | None]:
+    atoms: list[_Atom] = []
+    terminal: ChunkResponse | None = None
+    for chunk in chunks:
+        if chunk.reasoning:
+            atoms.append(_Atom("reasoning", chunk.reasoning))
+        if chunk.content:
+            atoms.append(_Atom("content", chunk.content))
+        for delta in chunk.tool_calls or ():
+            atoms.append(_Atom("tool", delta.arguments_delta or "", delta))
+        if chunk.is_complete or chunk.error is not None or chunk.finish_reason is not None:
+            # Terminal metadata travels on a final chunk of its own; a stream with several
+            # terminal markers keeps only the first (later ones are ignored by handlers anyway).
+            terminal = terminal or ChunkResponse(
+                is_complete=chunk.is_complete,
+                usage=chunk.usage,
+                finish_reason=chunk.finish_reason,
+                error=chunk.error,
+            )
+    return atoms, terminal
+
+
+def _cut(draw: st.DrawFn, text: str) -> list[str]:
+    if not text:
+        return [""]
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=min(len(text) + 1, 8))))
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+@st.composite
+def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[ChunkResponse]:
+    """A strategy of chunk lists carrying the same logical stream as ``chunks``."""
+    atoms, terminal = _atoms(chunks)
+    pieces: list[_Atom] = []
+    for atom in atoms:
+        parts = _cut(draw, atom.text)
+        for position, part in enumerate(parts):
+            if atom.delta is None:
+                if part:
+                    pieces.append(_Atom(atom.kind, part))
+                continue
+            first = position == 0
+            pieces.append(
+                _Atom(
+                    "tool",
+                    part,
+                    ToolCallDelta(
+                        atom.delta.index,
+                        atom.delta.call_id if first else None,
+                        atom.delta.name if first else None,
+                        part if (part or atom.delta.arguments_delta is not None) else None,
+                    ),
+                )
+            )
+    result: list[ChunkResponse] = []
+    current: dict[str, Any] = {}
+    last_order = -1
+    for piece in pieces:
+        order = _ORDER[piece.kind]
+        must_split = order < last_order or (order < 2 and piece.kind in current)
+        if current and (must_split or draw(st.booleans())):
+            result.append(_build(current))
+            current, last_order = {}, -1
+        if piece.kind == "tool":
+            current.setdefault("tool_calls", []).append(piece.delta)
+        else:
+            current[piece.kind] = piece.text
+        last_order = order
+    if current:
+        result.append(_build(current))
+    if draw(st.booleans()):  # empty chunks must be no-ops
+        result.insert(draw(st.integers(0, len(result))), ChunkResponse())
+    if terminal is not None:
+        result.append(terminal)
+    return result
+
+
+def _build(parts: dict[str, Any]) -> ChunkResponse:
+    return ChunkResponse(
+        content=parts.get("content", ""),
+        reasoning=parts.get("reasoning"),
+        tool_calls=parts.get("tool_calls"),
+    )
+
+
+def describe_chunks(chunks: Sequence[ChunkResponse]) -> str:
+    """Render a chunk list readably: ``content 'Hi' | tool[0 id=c name=f] '{"a": 1' | ...``."""
+    rendered: list[str] = []
+    for chunk in chunks:
+        parts: list[str] = []
+        if chunk.reasoning:
+            parts.append(f"reasoning {chunk.reasoning!r}")
+        if chunk.content:
+            parts.append(f"content {chunk.content!r}")
+        for delta in chunk.tool_calls or ():
+            tags = [str(delta.index)]
+            if delta.call_id is not None:
+                tags.append(f"id={delta.call_id!r}")
+            if delta.name is not None:
+                tags.append(f"name={delta.name!r}")
+            parts.append(f"tool[{' '.join(tags)}] {delta.arguments_delta!r}")
+        if chunk.finish_reason:
+            parts.append(f"finish={chunk.finish_reason!r}")
+        if chunk.error is not None:
+            parts.append(f"error={chunk.error.kind}")
+        if chunk.is_complete:
+            parts.append("is_complete")
+        rendered.append(" + ".join(parts) if parts else "(empty chunk)")
+    return " | ".join(rendered)

@@ -1,0 +1,232 @@
+"""Run the checks against a handler: every scenario as given, then re-fragmented by hypothesis.
+
+``run_conformance(factory)`` is the library entry point behind the CLI and the pytest plugin.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from conformance.checks import CHECKS, Capabilities, Check, CheckContext
+from conformance.fragment import describe_chunks, refragmented
+from conformance.observe import HandlerAdapter, Transcript, drive
+from conformance.scenarios import BUILTIN_SCENARIOS, Scenario
+from reference_impl.types import ChunkResponse
+
+__all__ = ["PROFILES", "CheckResult", "Profile", "Report", "run_conformance"]
+
+
+@dataclass(frozen=True)
+class Profile:
+    """How hard to try: re-fragmentations per scenario."""
+
+    name: str
+    examples_per_scenario: int
+
+
+PROFILES: dict[str, Profile] = {
+    "dev": Profile("dev", 10),
+    "ci": Profile("ci", 60),
+    "deep": Profile("deep", 1000),
+}
+
+
+@dataclass
+class CheckResult:
+    """The verdict of one check over every scenario. ``status``: passed, failed or skipped."""
+
+    check: Check
+    status: str = "passed"
+    message: str = ""
+    counterexample: str | None = None
+    scenarios_run: int = 0
+    skipped_reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.check.id,
+            "title": self.check.title,
+            "status": self.status,
+            "message": self.message or self.skipped_reason,
+            "counterexample": self.counterexample,
+            "scenarios_run": self.scenarios_run,
+            "taxonomy": list(self.check.taxonomy),
+        }
+
+
+@dataclass
+class Report:
+    target: str
+    profile: str
+    seed: int
+    results: list[CheckResult] = field(default_factory=list)
+    scenarios: int = 0
+    examples: int = 0
+    seconds: float = 0.0
+
+    @property
+    def conformant(self) -> bool:
+        return all(result.status != "failed" for result in self.results)
+
+    def by_status(self, status: str) -> list[CheckResult]:
+        return [result for result in self.results if result.status == status]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "conformant": self.conformant,
+            "target": self.target,
+            "profile": self.profile,
+            "seed": self.seed,
+            "scenarios": self.scenarios,
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "checks": [result.to_json() for result in self.results],
+        }
+
+
+def _counterexample(
+    scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]
+) -> str:
+    expected_calls = [
+        f"{c.name}({c.arguments if c.valid else 'ERROR: ' + repr(c.raw_arguments)}) id={c.call_id!r}"
+        for c in scenario.expected.tool_calls
+    ]
+    lines = [
+        f"scenario: {scenario.name} ({scenario.source})",
+        f"chunks:   {describe_chunks(chunks)}",
+        "expected: "
+        + ("; ".join(expected_calls) or "no tool calls")
+        + (f"; text {scenario.expected.text!r}" if scenario.expected.text else ""),
+        "actual events:",
+        *[f"  {event.describe()}" for event in transcript.events],
+        "actual invocations: " + ("; ".join(i.describe() for i in transcript.invocations) or "none"),
+        "violation: " + problems[0],
+    ]
+    return "\n".join(lines)
+
+
+def _applicable(check: Check, capabilities: Capabilities) -> str:
+    missing = sorted(name for name in check.requires if not capabilities.has(name))
+    return f"handler does not declare: {', '.join(missing)}" if missing else ""
+
+
+def _scenario_applicable(scenario: Scenario, capabilities: Capabilities) -> bool:
+    return all(capabilities.has(tag) for tag in scenario.tags if tag in Capabilities.__dataclass_fields__)
+
+
+def run_conformance(
+    factory: Callable[..., Any],
+    *,
+    capabilities: Capabilities | None = None,
+    profile: str | Profile = "ci",
+    seed: int = 0,
+    scenarios: Sequence[Scenario] | None = None,
+    checks: Sequence[Check] | None = None,
+    adapter: HandlerAdapter | None = None,
+    target: str = "",
+    on_progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Run every check against handlers made by ``factory`` and return a ``Report``.
+
+    ``factory`` is called for each run, with ``on_segment_event``/``on_tool_invocation`` keyword
+    arguments when it accepts them. Each scenario is checked as given, then re-fragmented at
+    arbitrary boundaries (``profile`` sets how many times); the first failure per check is shrunk
+    by hypothesis to a minimal split and kept as its counterexample. A fixed ``seed`` reproduces a run.
+    """
+    capabilities = capabilities or Capabilities()
+    chosen = PROFILES[profile] if isinstance(profile, str) else profile
+    scenario_list = list(BUILTIN_SCENARIOS if scenarios is None else scenarios)
+    check_list = list(CHECKS if checks is None else checks)
+    report = Report(target=target or repr(factory), profile=chosen.name, seed=seed)
+    started = time.perf_counter()
+    results = {check.id: CheckResult(check) for check in check_list}
+    active: list[Check] = []
+    for check in check_list:
+        reason = _applicable(check, capabilities)
+        if reason:
+            results[check.id].status = "skipped"
+            results[check.id].skipped_reason = reason
+        else:
+            active.append(check)
+
+    def evaluate(scenario: Scenario, chunks: Sequence[ChunkResponse]) -> list[tuple[Check, list[str], Transcript]]:
+        transcript = drive(factory, chunks, adapter)
+        report.examples += 1
+        context = CheckContext(scenario, transcript, capabilities)
+        failures = []
+        for check in active:
+            problems = check.run(context)
+            if problems:
+                failures.append((check, problems, transcript))
+        return failures
+
+    def record(
+        failures: list[tuple[Check, list[str], Transcript]], scenario: Scenario, chunks: Sequence[ChunkResponse]
+    ) -> None:
+        for check, problems, transcript in failures:
+            result = results[check.id]
+            if result.status != "failed":
+                result.status = "failed"
+                result.message = problems[0]
+                result.counterexample = _counterexample(scenario, chunks, transcript, problems)
+
+    for scenario in scenario_list:
+        if not _scenario_applicable(scenario, capabilities):
+            continue
+        report.scenarios += 1
+        if on_progress:
+            on_progress(scenario.name)
+        for check in active:
+            results[check.id].scenarios_run += 1
+        record(evaluate(scenario, scenario.chunks), scenario, scenario.chunks)
+        _search_split(scenario, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
+
+    report.results = [results[check.id] for check in check_list]
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _search_split(
+    scenario: Scenario,
+    *,
+    profile: Profile,
+    seed: int,
+    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], list[tuple[Check, list[str], Transcript]]],
+    record: Callable[[list[tuple[Check, list[str], Transcript]], Scenario, Sequence[ChunkResponse]], None],
+    results: dict[str, CheckResult],
+) -> None:
+    """Let hypothesis look for a re-fragmentation that fails a still-passing check, then shrink it."""
+    watched = {check_id for check_id, result in results.items() if result.status == "passed"}
+    if not watched:
+        return
+    last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], list[ChunkResponse]]] = []
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=profile.examples_per_scenario,
+        deadline=None,
+        database=None,
+        derandomize=False,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+    )
+    @given(refragmented(scenario.chunks))
+    def property_holds(chunks: list[ChunkResponse]) -> None:
+        failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]
+        if failures:
+            last_failure[:] = [(failures, chunks)]
+            raise AssertionError(failures[0][1][0])
+
+    try:
+        property_holds()
+    except AssertionError:
+        if last_failure:
+            failures, chunks = last_failure[0]
+            record(failures, scenario, chunks)

@@ -1,0 +1,216 @@
+"""Logical scenarios: a chunk sequence plus an outcome checked by hand, independent of any handler.
+
+A ``Scenario``'s ``expected`` is written from the wire data (what the provider sent), never by
+running a handler. The built-in scenarios below each reproduce one bug class of the taxonomy at
+the ``ChunkResponse`` level; cassette-backed scenarios arrive through ``conformance.cassettes``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
+
+__all__ = ["BUILTIN_SCENARIOS", "ExpectedCall", "ExpectedOutcome", "Scenario"]
+
+
+@dataclass(frozen=True)
+class ExpectedCall:
+    """One tool call the stream contains. ``arguments`` is None when the call must be rejected."""
+
+    name: str | None
+    call_id: str | None
+    arguments: dict[str, Any] | None
+    raw_arguments: str = ""
+
+    @property
+    def valid(self) -> bool:
+        return self.arguments is not None
+
+
+@dataclass(frozen=True)
+class ExpectedOutcome:
+    tool_calls: tuple[ExpectedCall, ...] = ()
+    text: str = ""
+    reasoning: str = ""
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A named chunk sequence with its hand-checked outcome. ``source`` says where it came from."""
+
+    name: str
+    chunks: tuple[ChunkResponse, ...]
+    expected: ExpectedOutcome
+    description: str = ""
+    source: str = "built-in"
+    tags: frozenset[str] = field(default_factory=frozenset)
+
+
+def _tc(index: int, call_id: str | None = None, name: str | None = None, args: str | None = None) -> ChunkResponse:
+    return ChunkResponse(tool_calls=[ToolCallDelta(index, call_id, name, args)])
+
+
+def _split(text: str, *cuts: int) -> list[str]:
+    bounds = [0, *cuts, len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def _call(index: int, call_id: str | None, name: str, args_text: str, cuts: Sequence[int]) -> list[ChunkResponse]:
+    pieces = _split(args_text, *cuts)
+    first = [_tc(index, call_id, name, pieces[0])]
+    return first + [_tc(index, args=piece) for piece in pieces[1:]]
+
+
+_WEATHER = json.dumps({"city": "Paris", "unit": "celsius"})
+_UNICODE = json.dumps({"q": 'naïve café ☕ 𝄞 "quoted" \\ back', "n": 12345678901234567890}, ensure_ascii=True)
+
+BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "single_call_split_args",
+        tuple(_call(0, "call_1", "get_weather", _WEATHER, (3, 11, 20))),
+        ExpectedOutcome((ExpectedCall("get_weather", "call_1", {"city": "Paris", "unit": "celsius"}),)),
+        "One call whose arguments arrive in four pieces (INV-CONCAT, D01).",
+    ),
+    Scenario(
+        "text_then_two_parallel_calls_interleaved",
+        (
+            ChunkResponse(content="Let me check "),
+            ChunkResponse(content="both."),
+            _tc(0, "call_a", "get_weather", '{"city"'),
+            _tc(1, "call_b", "get_time", '{"tz": '),
+            _tc(0, args=': "Oslo"}'),
+            _tc(1, args='"UTC"}'),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("get_weather", "call_a", {"city": "Oslo"}),
+                ExpectedCall("get_time", "call_b", {"tz": "UTC"}),
+            ),
+            text="Let me check both.",
+        ),
+        "Parallel calls whose deltas interleave (B02, INV-INTERLEAVE).",
+    ),
+    Scenario(
+        "unicode_escapes_split_inside_escape",
+        tuple(_call(0, "call_u", "search", _UNICODE, (9, 10, 14, 40, 41))),
+        ExpectedOutcome(
+            (ExpectedCall("search", "call_u", json.loads(_UNICODE)),),
+        ),
+        "\\u escapes and a surrogate pair split across deltas; a big integer (H05, H06).",
+    ),
+    Scenario(
+        "late_id_and_late_name",
+        (
+            _tc(0, args='{"path": '),
+            _tc(0, name="read_"),
+            _tc(0, name="file", call_id="call_late", args='"a.py"}'),
+        ),
+        ExpectedOutcome((ExpectedCall("read_file", "call_late", {"path": "a.py"}),)),
+        "Arguments before the name, the name in two pieces, the id on the last delta (A07, A08, B04).",
+    ),
+    Scenario(
+        "empty_id_and_name_on_continuations",
+        (
+            _tc(0, "call_e", "lookup", '{"k"'),
+            _tc(0, "", "", ': "v"}'),
+        ),
+        ExpectedOutcome((ExpectedCall("lookup", "call_e", {"k": "v"}),)),
+        "Continuation deltas with '' id and name must not overwrite (A05).",
+    ),
+    Scenario(
+        "name_restated_every_chunk",
+        (
+            _tc(0, "call_r", "get_weather", '{"city":'),
+            _tc(0, "call_r", "get_weather", ' "Rome"}'),
+        ),
+        ExpectedOutcome((ExpectedCall("get_weather", "call_r", {"city": "Rome"}),)),
+        "The full name and id restated on each chunk (A06).",
+    ),
+    Scenario(
+        "no_argument_call",
+        (_tc(0, "call_n", "list_files", ""), ChunkResponse(content="", is_complete=True)),
+        ExpectedOutcome((ExpectedCall("list_files", "call_n", {}),)),
+        "A call with empty arguments means {} (D02).",
+    ),
+    Scenario(
+        "truncated_arguments_are_rejected",
+        tuple(_call(0, "call_t", "ui_show", '{"surface_type": "card", "data": ', (5,))),
+        ExpectedOutcome(
+            (ExpectedCall("ui_show", "call_t", None, '{"surface_type": "card", "data": '),),
+        ),
+        "Truncated JSON must never become {} (D03).",
+    ),
+    Scenario(
+        "two_objects_in_one_buffer_rejected",
+        (_tc(0, "call_m", "lookup", '{"entity":"A"}{"entity":"B"}'),),
+        ExpectedOutcome((ExpectedCall("lookup", "call_m", None, '{"entity":"A"}{"entity":"B"}'),)),
+        "Several JSON values in one call are neither merged nor half-kept (D08).",
+    ),
+    Scenario(
+        "non_object_arguments_rejected",
+        (_tc(0, "call_l", "f", "[1, 2]"),),
+        ExpectedOutcome((ExpectedCall("f", "call_l", None, "[1, 2]"),)),
+        "A JSON array is not an arguments object (D05).",
+    ),
+    Scenario(
+        "reasoning_then_text_then_call_then_text",
+        (
+            ChunkResponse(reasoning="The user wants "),
+            ChunkResponse(reasoning="the weather."),
+            ChunkResponse(content="Checking."),
+            _tc(0, "call_w", "get_weather", '{"city": "Lima"}'),
+            ChunkResponse(content=" Done."),
+        ),
+        ExpectedOutcome(
+            (ExpectedCall("get_weather", "call_w", {"city": "Lima"}),),
+            text="Checking. Done.",
+            reasoning="The user wants the weather.",
+        ),
+        "Text after a tool call opens a new segment; order follows the wire (C04, C05).",
+    ),
+    Scenario(
+        "same_tool_twice_same_provider_id",
+        (
+            _tc(0, "call_dup", "ping", '{"n": 1}'),
+            _tc(1, "call_dup", "ping", '{"n": 2}'),
+        ),
+        ExpectedOutcome(
+            (ExpectedCall("ping", "call_dup", {"n": 1}), ExpectedCall("ping", "call_dup", {"n": 2})),
+        ),
+        "Two calls sharing a provider id stay two calls (B06).",
+    ),
+    Scenario(
+        "truncated_by_max_tokens",
+        (
+            _tc(0, "call_x", "write_file", '{"path": "x.py", "content": "def f():\\n'),
+            ChunkResponse(finish_reason="length", error=StreamError("truncated", "finish_reason=length")),
+        ),
+        ExpectedOutcome(
+            (ExpectedCall("write_file", "call_x", None, '{"path": "x.py", "content": "def f():\\n'),),
+        ),
+        "A stream cut by max tokens never executes the open call (F06).",
+    ),
+    Scenario(
+        "content_and_tool_delta_in_one_chunk",
+        (
+            ChunkResponse(content="Sure: ", tool_calls=[ToolCallDelta(0, "call_c", "calc", '{"x": 1')]),
+            ChunkResponse(tool_calls=[ToolCallDelta(0, arguments_delta="}")], is_complete=True),
+        ),
+        ExpectedOutcome((ExpectedCall("calc", "call_c", {"x": 1}),), text="Sure: "),
+        "Text and a tool delta share a chunk; the terminal chunk carries the last delta (F02).",
+    ),
+    Scenario(
+        "conflicting_ids_on_one_index",
+        (
+            _tc(0, "call_1", "a", '{"v": 1}'),
+            _tc(0, "call_2", "a", ""),
+        ),
+        ExpectedOutcome((ExpectedCall("a", "call_1", None, '{"v": 1}'),)),
+        "A second id on an occupied index is a protocol error, never a silent merge (B01).",
+    ),
+)

@@ -1,0 +1,51 @@
+"""Reference implementation of the streaming tool-call design (seeds 000-004), corrected.
+
+Import the contract types and handlers from here::
+
+    from reference_impl import ApiToolCallStreamingResponseHandler, ChunkResponse, ToolCallDelta
+"""
+
+import logging
+
+from reference_impl.adapter import ToolInvocationAdapter
+from reference_impl.arguments import ArgumentsError, parse_arguments
+from reference_impl.handlers import (
+    ApiToolCallStreamingResponseHandler,
+    HandlerFinalizedError,
+    PassThroughStreamingResponseHandler,
+    StreamingResponseHandler,
+)
+from reference_impl.types import (
+    ChunkResponse,
+    SegmentEvent,
+    SegmentEventType,
+    SegmentType,
+    StreamError,
+    TokenUsage,
+    ToolCallDelta,
+    ToolInvocation,
+)
+
+__version__ = "0.1.0"
+
+# A library never prints on its own: applications decide where our warnings go.
+logging.getLogger("reference_impl").addHandler(logging.NullHandler())
+
+__all__ = [
+    "ApiToolCallStreamingResponseHandler",
+    "ArgumentsError",
+    "ChunkResponse",
+    "HandlerFinalizedError",
+    "PassThroughStreamingResponseHandler",
+    "SegmentEvent",
+    "SegmentEventType",
+    "SegmentType",
+    "StreamError",
+    "StreamingResponseHandler",
+    "TokenUsage",
+    "ToolCallDelta",
+    "ToolInvocation",
+    "ToolInvocationAdapter",
+    "__version__",
+    "parse_arguments",
+]

@@ -1,0 +1,177 @@
+"""``ApiToolCallStreamingResponseHandler``: provider tool calls (``ChunkResponse.tool_calls``) -> segments.
+
+The correct version of seed 000 section 6. Differences from the seed, each a bug class in the
+taxonomy: calls are keyed by ``index`` but the provider id is adopted whenever it arrives (B04) and
+a *different* id on the same index is a protocol error, never a silent merge (B01); segment ids
+are always generated, so two calls that share a provider id stay two calls (B06); START waits
+until the name is known and the arguments begin, so it never says ``tool_name=None`` (A08) and a
+fragmented name is whole (A07); text segments follow the wire (C04); invalid, truncated or
+non-object arguments end in an error END and no invocation, never ``{}`` (D03, D05, D08); an
+abnormal stream end errors every open call (F06-F08). Cost is linear: argument fragments are
+kept in a list and joined once, at END.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from reference_impl.arguments import ArgumentsError, parse_arguments
+from reference_impl.handlers.base import SegmentEmitterHandler
+from reference_impl.types import ChunkResponse, SegmentEvent, SegmentType, StreamError, ToolCallDelta
+
+__all__ = ["ApiToolCallStreamingResponseHandler"]
+
+logger = logging.getLogger("reference_impl.handlers")
+
+
+@dataclass(slots=True)
+class _ToolCallState:
+    """Everything known about one tool call (one ``index``) so far."""
+
+    index: int
+    segment_id: str
+    call_id: str | None = None
+    conflicting_call_id: str | None = None
+    name_parts: list[str] = field(default_factory=list)
+    # Fragments already emitted as CONTENT, and fragments held back until START can be emitted.
+    argument_parts: list[str] = field(default_factory=list)
+    held_argument_parts: list[str] = field(default_factory=list)
+    started: bool = False
+
+    @property
+    def name(self) -> str | None:
+        return "".join(self.name_parts) or None
+
+
+class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
+    """Handler for provider-native tool calls (OpenAI, Anthropic, Gemini, OpenAI-compatible).
+
+    Event contract (the conformance suite checks each point):
+
+    * within a chunk: ``reasoning``, then ``content``, then ``tool_calls``;
+    * TOOL_CALL START metadata ``{"tool_name", "call_id"}``, emitted once the name is known and the
+      arguments begin (or at END when no arguments ever come); arguments that arrive before the
+      name are held and released right after START;
+    * one CONTENT per non-empty ``arguments_delta``, raw, in the ``feed`` that received it;
+    * ENDs at ``finalize()`` (or the ``is_complete`` chunk) in START order, text segment first;
+      success: ``{"tool_name", "call_id", "arguments"}``; failure: ``{"tool_name", "call_id",
+      "error", "raw_arguments"}`` plus ``truncated``/``incomplete``/``provider_error`` when the
+      stream ended abnormally.
+    """
+
+    def _init_stream_state(self) -> None:
+        super()._init_stream_state()
+        self._tools: dict[int, _ToolCallState] = {}
+        # START order: the order in which ENDs are emitted.
+        self._started_order: list[_ToolCallState] = []
+        self._stream_error: StreamError | None = None
+
+    # -- feeding -------------------------------------------------------------------------------
+
+    def _process_chunk(self, chunk: ChunkResponse) -> None:
+        if chunk.reasoning:
+            self._emit_reasoning(chunk.reasoning)
+        if chunk.content:
+            self._emit_text(SegmentType.TEXT, chunk.content)
+        if chunk.tool_calls:
+            for delta in chunk.tool_calls:
+                self._apply_delta(delta)
+        if chunk.error is not None:
+            self._stream_error = chunk.error
+            # An error ends the stream: nothing after it can be trusted to belong to this turn.
+            self._finish()
+
+    def _apply_delta(self, delta: ToolCallDelta) -> None:
+        state = self._tools.get(delta.index)
+        if state is None:
+            state = _ToolCallState(index=delta.index, segment_id=self._new_segment_id())
+            self._tools[delta.index] = state
+
+        # Ids: adopt the first non-empty one whenever it arrives; a different one is a conflict.
+        if delta.call_id:
+            if state.call_id is None:
+                state.call_id = delta.call_id
+            elif delta.call_id != state.call_id and state.conflicting_call_id is None:
+                state.conflicting_call_id = delta.call_id
+                logger.warning(
+                    "tool call index %d changed id from %r to %r; the call will end with an error",
+                    delta.index,
+                    state.call_id,
+                    delta.call_id,
+                )
+
+        # Names: '' never overwrites; a restatement of the whole name so far is ignored.
+        if delta.name and delta.name != state.name:
+            state.name_parts.append(delta.name)
+
+        if delta.arguments_delta:
+            if state.started:
+                state.argument_parts.append(delta.arguments_delta)
+                self._emit(SegmentEvent.content(state.segment_id, SegmentType.TOOL_CALL, delta.arguments_delta))
+            else:
+                state.held_argument_parts.append(delta.arguments_delta)
+                if state.name is not None:
+                    self._start_tool(state)
+
+    def _start_tool(self, state: _ToolCallState) -> None:
+        """Emit START (ending any open text segment) and release arguments held until now."""
+        self._close_text_segment()
+        state.started = True
+        self._started_order.append(state)
+        self._emit(
+            SegmentEvent.start(state.segment_id, SegmentType.TOOL_CALL, tool_name=state.name, call_id=state.call_id)
+        )
+        held, state.held_argument_parts = state.held_argument_parts, []
+        for fragment in held:
+            state.argument_parts.append(fragment)
+            self._emit(SegmentEvent.content(state.segment_id, SegmentType.TOOL_CALL, fragment))
+
+    # -- finishing -----------------------------------------------------------------------------
+
+    def _finish_stream(self) -> None:
+        super()._finish_stream()
+        # Calls that never began their arguments (or never got a name) start now, in the
+        # order they first appeared, so every call gets exactly one START and one END.
+        for state in self._tools.values():
+            if not state.started:
+                self._start_tool(state)
+        for state in self._started_order:
+            self._emit(self._end_event(state))
+
+    def _end_event(self, state: _ToolCallState) -> SegmentEvent:
+        raw_arguments = "".join(state.argument_parts)
+        common = {"tool_name": state.name, "call_id": state.call_id}
+        if self._stream_error is not None:
+            flag = {"truncated": "truncated", "incomplete": "incomplete"}.get(self._stream_error.kind, "provider_error")
+            return SegmentEvent.end(
+                state.segment_id,
+                SegmentType.TOOL_CALL,
+                **common,
+                error=(
+                    f"the stream ended abnormally ({self._stream_error.kind}: {self._stream_error.message}) "
+                    "while this tool call was open; it is not executed even if its arguments parse"
+                ),
+                raw_arguments=raw_arguments,
+                **{flag: True},
+            )
+        problem: str | None = None
+        if state.name is None:
+            problem = "the tool name never arrived"
+        elif state.conflicting_call_id is not None:
+            problem = (
+                f"protocol error: index {state.index} carried call id {state.call_id!r} and then "
+                f"{state.conflicting_call_id!r}; two calls on one index are never merged"
+            )
+        parsed = parse_arguments(raw_arguments) if problem is None else None
+        if isinstance(parsed, ArgumentsError):
+            problem = parsed.message
+        if problem is not None or parsed is None:
+            return SegmentEvent.end(
+                state.segment_id,
+                SegmentType.TOOL_CALL,
+                **common,
+                error=problem,
+                raw_arguments=raw_arguments,
+            )
+        return SegmentEvent.end(state.segment_id, SegmentType.TOOL_CALL, **common, arguments=parsed)
