@@ -39,12 +39,18 @@ class ToolCallDelta:
     reference converters). ``call_id`` and ``name`` may arrive on any fragment, not only the first:
     providers send them late, restate them, or send ``""`` on continuations. ``arguments_delta`` is
     a piece of the JSON argument text; the pieces concatenate to the full argument string.
+
+    ``provider_metadata`` (keyword-only, beyond the seed) carries per-call provider data that the
+    next request must echo, such as a Gemini ``thought_signature`` or a Responses ``item_id``;
+    the handler merges it into the call's END metadata. The seed's delta has no slot for it
+    (taxonomy G07), so round trips would otherwise lose it.
     """
 
     index: int
     call_id: str | None = None
     name: str | None = None
     arguments_delta: str | None = None
+    provider_metadata: Mapping[str, Any] | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         # bool is an int subclass; True as an index is always a bug upstream.
@@ -57,6 +63,11 @@ class ToolCallDelta:
         _require_optional_str("ToolCallDelta", "call_id", self.call_id)
         _require_optional_str("ToolCallDelta", "name", self.name)
         _require_optional_str("ToolCallDelta", "arguments_delta", self.arguments_delta)
+        if self.provider_metadata is not None and not isinstance(self.provider_metadata, Mapping):
+            raise TypeError(
+                "ToolCallDelta.provider_metadata must be a mapping or None, "
+                f"got {type(self.provider_metadata).__name__}"
+            )
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from reference_impl.arguments import ArgumentsError, parse_arguments
 from reference_impl.handlers.base import SegmentEmitterHandler
@@ -37,6 +38,7 @@ class _ToolCallState:
     # Fragments already emitted as CONTENT, and fragments held back until START can be emitted.
     argument_parts: list[str] = field(default_factory=list)
     held_argument_parts: list[str] = field(default_factory=list)
+    provider_metadata: dict[str, Any] = field(default_factory=dict)
     started: bool = False
 
     @property
@@ -101,6 +103,11 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
                     delta.call_id,
                 )
 
+        if delta.provider_metadata:
+            # Later values win key by key, but a value is never replaced by an empty one (a Gemini
+            # signature arrives once, on the first part of a batch, and must survive).
+            state.provider_metadata.update({k: v for k, v in delta.provider_metadata.items() if v not in (None, "")})
+
         # Names: '' never overwrites; a restatement of the whole name so far is ignored.
         if delta.name and delta.name != state.name:
             state.name_parts.append(delta.name)
@@ -141,7 +148,9 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     def _end_event(self, state: _ToolCallState) -> SegmentEvent:
         raw_arguments = "".join(state.argument_parts)
-        common = {"tool_name": state.name, "call_id": state.call_id}
+        common: dict[str, Any] = {"tool_name": state.name, "call_id": state.call_id}
+        if state.provider_metadata:
+            common["provider_metadata"] = dict(state.provider_metadata)
         if self._stream_error is not None:
             flag = {"truncated": "truncated", "incomplete": "incomplete"}.get(self._stream_error.kind, "provider_error")
             return SegmentEvent.end(
