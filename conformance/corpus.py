@@ -1,0 +1,462 @@
+"""The bundled cassette corpus: scenario definitions, and the writer that turns them into cassettes.
+
+Every scenario is a logical ``Turn`` written by hand (its tool calls, text and ending are the
+hand-checked expectation) rendered into one wire API, optionally through OpenAI-compatible dialect
+rewrites. ``write_corpus`` renders each one, replays it through the real SDK, folds it with the
+SDK's own accumulator, and refuses to write a cassette whose SDK view disagrees with the
+definition (for dialects the OpenAI accumulator is known to mishandle, the disagreement is
+recorded in the metadata instead: the definition is then the only oracle).
+
+Regenerate with ``python -m conformance.corpus cassettes/``. These cassettes are *written*, not
+recorded: their metadata says so.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from conformance.expectations import ExpectedToolCall, Outcome, SdkAccumulatorError, sdk_outcome
+from conformance.render import Call, Reasoning, Text, Turn, fake_signature, render_sse, split_evenly
+
+__all__ = ["CORPUS", "CorpusScenario", "expected_from_turn", "write_corpus"]
+
+# Dialects whose rendering the OpenAI SDK's ChatCompletionStreamState folds wrongly or crashes on
+# (measured: it concatenates restated names and ids, needs an integer index, reads snapshots as deltas).
+SDK_ACCUMULATOR_MISHANDLES = frozenset(
+    {
+        "no_index",
+        "index_always_zero",
+        "null_continuations",
+        "id_on_every_chunk",
+        "name_restated",
+        "cumulative_arguments",
+    }
+)
+
+API_URLS = {
+    "openai-chat": "https://api.openai.com/v1/chat/completions",
+    "openai-responses": "https://api.openai.com/v1/responses",
+    "anthropic": "https://api.anthropic.com/v1/messages",
+    "gemini": "https://generativelanguage.googleapis.com/v1/models/gemini-test:streamGenerateContent?alt=sse",
+}
+
+
+@dataclass(frozen=True)
+class CorpusScenario:
+    name: str
+    api: str
+    turn: Turn
+    description: str
+    dialects: tuple[str, ...] = ()
+    quirks: tuple[str, ...] = ()  # taxonomy classes / QUIRKS.md items this reproduces
+    sse_comments: bool = False
+    tags: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def folder(self) -> str:
+        return "openai-compatible" if self.dialects or self.sse_comments else self.api
+
+
+def _decode(raw: str) -> dict[str, Any] | None:
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def expected_from_turn(turn: Turn, api: str) -> Outcome:
+    """The hand-checked outcome of a scenario, straight from its definition."""
+    outcome = Outcome(api)
+    for item in turn.items:
+        if isinstance(item, Call):
+            outcome.tool_calls.append(
+                ExpectedToolCall(item.name, item.call_id, _decode(item.arguments), item.arguments)
+            )
+        elif isinstance(item, Text):
+            outcome.text += item.text
+        else:
+            outcome.reasoning += item.text
+    return outcome
+
+
+# -- the scenarios ------------------------------------------------------------------------------
+
+_WEATHER = json.dumps({"city": "Paris", "unit": "celsius"})
+_TIME = json.dumps({"tz": "Europe/Oslo"})
+_UNICODE = json.dumps({"q": 'Zürich ☕ 東京 🌦 "quoted" back\\slash', "tab": "a\tb", "emoji": "𝄞"}, ensure_ascii=True)
+_UNICODE_RAW = json.dumps({"q": "Zürich ☕ 東京 🌦", "note": "naïve café"}, ensure_ascii=False)
+_LONG = json.dumps(
+    {"path": "notes/long.md", "content": "\n".join(f"line {n}: the quick brown fox" for n in range(120))}
+)
+_NESTED = json.dumps(
+    {"filter": {"and": [{"field": "age", "gt": 30}, {"or": [{"tag": "a"}, {"tag": "b"}]}]}, "limit": 10}
+)
+
+
+def _call(name: str, args: str, call_id: str | None, size: int = 7, **extra: Any) -> Call:
+    return Call(name, split_evenly(args, size), call_id, **extra)
+
+
+def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
+    ids = {
+        "openai-chat": ("call_Q1w2E3r4T5y6", "call_A9s8D7f6G5h4"),
+        "openai-responses": ("call_Rz1Rz1Rz1", "call_Rz2Rz2Rz2"),
+        "anthropic": ("toolu_01AbCdEfGh", "toolu_01IjKlMnOp"),
+        "gemini": ("g8c1su3s", "h2k9wq7e"),
+    }[api]
+    first, second = ids
+    turns: list[tuple[str, Turn, str, tuple[str, ...]]] = [
+        (
+            "single_call",
+            Turn((_call("get_weather", _WEATHER, first),)),
+            "One call, arguments over several deltas.",
+            ("D01",),
+        ),
+        (
+            "parallel_two_tools",
+            Turn((_call("get_weather", _WEATHER, first), _call("get_time", _TIME, second))),
+            "Two different tools called in parallel.",
+            ("A02", "B02"),
+        ),
+        (
+            "same_tool_twice",
+            Turn((_call("get_weather", _WEATHER, first), _call("get_weather", json.dumps({"city": "Oslo"}), second))),
+            "The same tool twice in one turn; calls must not collapse by name.",
+            ("A04", "B06"),
+        ),
+        (
+            "no_argument_call",
+            Turn((Call("list_files", ("",), first),)),
+            "A call with no arguments at all means {}.",
+            ("D02", "A12"),
+        ),
+        (
+            "empty_object_arguments",
+            Turn((Call("list_files", ("{}",), first),)),
+            "Explicit {} arguments in one fragment.",
+            ("D02",),
+        ),
+        (
+            "long_arguments_many_deltas",
+            Turn((_call("write_file", _LONG, first, size=9),)),
+            "Long arguments over hundreds of deltas.",
+            ("C07",),
+        ),
+        (
+            "unicode_escapes_split",
+            Turn((_call("search", _UNICODE, first, size=3),)),
+            "\\u escapes, surrogate pairs and \\t split across deltas.",
+            ("H05", "H06"),
+        ),
+        (
+            "raw_unicode_split",
+            Turn((_call("search", _UNICODE_RAW, first, size=2),)),
+            "Raw multi-byte UTF-8 in arguments, split every two characters.",
+            ("H02",),
+        ),
+        (
+            "nested_arguments",
+            Turn((_call("query", _NESTED, first, size=11),)),
+            "Deeply nested object and array arguments.",
+            (),
+        ),
+        (
+            "text_before_and_after_call",
+            Turn((Text(("Let me check ", "the weather.")), _call("get_weather", _WEATHER, first), Text(("Done.",)))),
+            "Text, a call, then more text: segments must follow the wire.",
+            ("C04",),
+        ),
+        (
+            "reasoning_then_call",
+            Turn(
+                (
+                    Reasoning(("The user wants ", "the weather in Paris."), signature=fake_signature("thinking")),
+                    _call(
+                        "get_weather",
+                        _WEATHER,
+                        first,
+                        thought_signature=fake_signature("call") if api == "gemini" else None,
+                    ),
+                )
+            ),
+            "Reasoning (thinking / summary / thought parts) before the call.",
+            ("C05", "G07", "G08"),
+        ),
+        (
+            "text_only",
+            Turn((Text(("Paris is ", "the capital ", "of France.")),)),
+            "No tool call at all: nothing may be invented.",
+            (),
+        ),
+    ]
+    if api != "gemini":
+        # Gemini sends whole argument objects, so truncated argument text cannot occur on its wire.
+        turns += [
+            (
+                "truncated_max_tokens",
+                Turn(
+                    (
+                        Text(("Writing the file.",)),
+                        Call("write_file", ('{"path": "x.py", ', '"content": "def f():\\n'), first),
+                    ),
+                    ending="length",
+                ),
+                "Generation stopped by the token limit inside a call: it must not run.",
+                ("F06", "D03"),
+            ),
+            (
+                "error_event_mid_call",
+                Turn((Text(("Working",)), Call("write_file", ('{"path": ', '"a.py"'), first)), ending="error"),
+                "An in-band error event after HTTP 200, in the middle of a call.",
+                ("F08",),
+            ),
+            (
+                "stream_cut_mid_call",
+                Turn((Call("write_file", ('{"path": "a.py", ', '"content": "x'), first),), ending="cut"),
+                "The connection ends with no terminal event in the middle of a call.",
+                ("F07",),
+            ),
+        ]
+    else:
+        turns += [
+            (
+                "error_after_text",
+                Turn((Text(("Checking",)),), ending="error"),
+                "An in-band error object after some text.",
+                ("F08",),
+            ),
+            (
+                "parallel_calls_one_chunk",
+                Turn(
+                    (
+                        _call("get_weather", _WEATHER, None, thought_signature=fake_signature("batch")),
+                        _call("get_weather", json.dumps({"city": "Rome"}), None),
+                    ),
+                    extras={"gemini_calls_share_chunk": True},
+                ),
+                "Two calls of one tool in one chunk, no ids (Gemini 2.5), signature only on the first.",
+                ("A16", "A04", "G07"),
+            ),
+        ]
+    return turns
+
+
+def _dialect_scenarios() -> list[CorpusScenario]:
+    pair = Turn(
+        (
+            Text(("Checking both.",)),
+            _call("get_weather", _WEATHER, "call_dlA1"),
+            _call("get_time", _TIME, "call_dlB2"),
+        )
+    )
+    notes = {
+        "no_index": ("Tool deltas carry no index (Mistral, Gemini's OpenAI endpoint).", ("A01",)),
+        "index_always_zero": ("Every call on index 0 with changing ids (old Ollama, LiteLLM).", ("A02", "B01")),
+        "empty_string_continuations": ("Continuations send id '' and name '' (DashScope, Volcengine).", ("A05",)),
+        "null_continuations": ("Continuations send explicit nulls (Writer).", ("A05",)),
+        "id_on_every_chunk": ("The id is repeated on every chunk (Bedrock via LiteLLM).", ("B03",)),
+        "id_late": ("The id arrives on the call's last delta, not the first (DeepSeek V4, vLLM).", ("B04",)),
+        "name_restated": ("The full name is restated on every chunk (MiniMax via NIM).", ("A06",)),
+        "whole_call_per_chunk": ("Each call arrives whole in one chunk (xAI, Groq, Ollama).", ("B08", "C07")),
+        "cumulative_arguments": ("Arguments are cumulative snapshots, not deltas (DeepSeek/Qianfan modes).", ("A09",)),
+        "azure_empty_first_chunk": ("First chunk has choices: [] and blank id/model (Azure).", ("F04",)),
+        "finish_stop_with_tools": ("finish_reason 'stop' although tools were called (vLLM, Gemini compat).", ("F01",)),
+        "tool_delta_with_finish": (
+            "The last tool delta shares its chunk with finish_reason (Mistral, Ollama).",
+            ("F02",),
+        ),
+        "message_and_delta": ("Each choice carries both message and delta (Writer).", ()),
+    }
+    scenarios = [
+        CorpusScenario(f"dialect_{name}", "openai-chat", pair, description, (name,), quirks)
+        for name, (description, quirks) in notes.items()
+    ]
+    scenarios += [
+        CorpusScenario(
+            "openrouter_sse_comments",
+            "openai-chat",
+            pair,
+            "SSE comment lines (': OPENROUTER PROCESSING') before and between events.",
+            quirks=("H03",),
+            sse_comments=True,
+        ),
+        CorpusScenario(
+            "deepseek_reasoning_content",
+            "openai-chat",
+            Turn(
+                (Reasoning(("Need the ", "weather.")), Text(("\n\n",)), _call("get_weather", _WEATHER, "call_00_ds1"))
+            ),
+            "reasoning_content deltas, a blank content chunk, then the call (DeepSeek).",
+            ("reasoning_content",),
+            quirks=("C05", "G09"),
+        ),
+        CorpusScenario(
+            "interleaved_parallel_calls",
+            "openai-chat",
+            Turn(
+                (_call("get_weather", _WEATHER, "call_ilA", size=4), _call("get_time", _TIME, "call_ilB", size=4)),
+                interleave_calls=True,
+            ),
+            "Argument deltas of two parallel calls interleaved (never seen in recordings; allowed by the format).",
+            ("interleaved",),
+            quirks=("B02",),
+        ),
+    ]
+    return scenarios
+
+
+def _all() -> tuple[CorpusScenario, ...]:
+    scenarios: list[CorpusScenario] = []
+    for api in ("openai-chat", "openai-responses", "anthropic", "gemini"):
+        scenarios += [
+            CorpusScenario(name, api, turn, description, quirks=quirks)
+            for name, turn, description, quirks in _base_turns(api)
+        ]
+    return tuple(scenarios + _dialect_scenarios())
+
+
+CORPUS: tuple[CorpusScenario, ...] = _all()
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+class _LiteralDumper(yaml.SafeDumper):
+    """Multi-line strings as literal blocks, so SSE bodies stay readable in review."""
+
+
+def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    if "\n" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style="|")
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value)
+
+
+_LiteralDumper.add_representer(str, _str_representer)
+
+
+def _sse_for(scenario: CorpusScenario) -> bytes:
+    dialects = tuple(d for d in scenario.dialects if d not in ("reasoning_content", "interleaved"))
+    return render_sse(scenario.turn, scenario.api, dialects, sse_comments=scenario.sse_comments)
+
+
+def _sdk_versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("openai", "anthropic", "google-genai", "httpx2")}
+
+
+def _compare(expected: Outcome, sdk: Outcome) -> list[str]:
+    problems = []
+    want = [(c.name, c.call_id, c.arguments) for c in expected.tool_calls]
+    got = [(c.name, c.call_id, c.arguments) for c in sdk.tool_calls]
+    if want != got:
+        problems.append(f"tool calls: definition {want} vs SDK {got}")
+    if expected.text != sdk.text:
+        problems.append(f"text: definition {expected.text!r} vs SDK {sdk.text!r}")
+    return problems
+
+
+def cassette_document(scenario: CorpusScenario, sse: bytes, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A vcrpy cassette (format version 1) for ``sse``, with our metadata beside ``interactions``."""
+    request_body = {"model": scenario.turn.model, "stream": True}
+    return {
+        "toolcall_conformance": metadata,
+        "interactions": [
+            {
+                "request": {
+                    "method": "POST",
+                    "uri": API_URLS[scenario.api],
+                    "body": json.dumps(request_body),
+                    "headers": {"content-type": ["application/json"]},
+                },
+                "response": {
+                    "status": {"code": 200, "message": "OK"},
+                    "headers": {"content-type": ["text/event-stream"]},
+                    "body": {"string": sse.decode("utf-8")},
+                },
+            }
+        ],
+        "version": 1,
+    }
+
+
+def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) -> list[Path]:
+    """Render, cross-check with the SDK accumulators, and write every scenario under ``directory``."""
+    written: list[Path] = []
+    versions = _sdk_versions()
+    for scenario in scenarios:
+        sse = _sse_for(scenario)
+        expected = expected_from_turn(scenario.turn, scenario.api)
+        expected.finish_reason = None
+        try:
+            sdk = sdk_outcome(scenario.api, sse)
+            disagreements = _compare(expected, sdk)
+        except SdkAccumulatorError as error:
+            sdk, disagreements = None, [str(error)]
+        dialect_known_bad = bool(set(scenario.dialects) & SDK_ACCUMULATOR_MISHANDLES)
+        if disagreements and not dialect_known_bad:
+            raise RuntimeError(f"{scenario.api}/{scenario.name}: the SDK accumulator disagrees: {disagreements}")
+        if sdk is not None:
+            expected.finish_reason = sdk.finish_reason
+            expected.error = sdk.error
+        metadata = {
+            "origin": "written",
+            "origin_note": (
+                "composed by conformance/corpus.py to follow the documented wire format; not captured from a provider"
+            ),
+            "api": scenario.api,
+            "scenario": scenario.name,
+            "description": scenario.description,
+            "dialects": list(scenario.dialects),
+            "taxonomy": list(scenario.quirks),
+            "checked_with": versions,
+            "expected_source": (
+                "scenario definition (hand-checked); the SDK accumulator mishandles this dialect: "
+                + "; ".join(disagreements)
+                if disagreements
+                else "scenario definition (hand-checked), confirmed by the SDK's own stream accumulator"
+            ),
+        }
+        folder = directory / scenario.folder
+        folder.mkdir(parents=True, exist_ok=True)
+        cassette_path = folder / f"{scenario.name}.yaml"
+        cassette_path.write_text(
+            yaml.dump(
+                cassette_document(scenario, sse, metadata), Dumper=_LiteralDumper, sort_keys=False, allow_unicode=True
+            ),
+            encoding="utf-8",
+        )
+        expected_path = folder / f"{scenario.name}.expected.json"
+        expected_path.write_text(
+            json.dumps(
+                {"source": metadata["expected_source"], "expected": expected.to_json()}, indent=2, ensure_ascii=False
+            )
+            + "\n",
+            encoding="utf-8",
+        )
+        written += [cassette_path, expected_path]
+    return written
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="Regenerate the bundled cassette corpus.")
+    parser.add_argument("directory", type=Path)
+    args = parser.parse_args(argv)
+    paths = write_corpus(args.directory)
+    print(f"wrote {len(paths) // 2} cassettes under {args.directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,637 @@
+"""Render a logical assistant turn as each wire API's stream payloads, following the documented formats.
+
+A ``Turn`` is what the model "said": text, reasoning and tool calls in order, with the cut points
+at which each string is streamed, and how the stream ends. ``render(turn, api)`` returns the
+provider payloads (dicts) in wire order; ``render_sse(turn, api)`` frames them as the SSE body the
+SDK decodes. Dialects (``OPENAI_COMPAT_DIALECTS``) rewrite an OpenAI Chat rendering the way
+OpenAI-compatible servers really differ (missing index, ids late or repeated, ``""`` names...).
+
+Used to write the bundled cassettes and by the byte-level strategies; payload shapes follow
+``shared/research/sdk-surface.md`` section 3 and the quirks seen in real recordings.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import itertools
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "OPENAI_COMPAT_DIALECTS",
+    "Call",
+    "Reasoning",
+    "Text",
+    "Turn",
+    "fake_signature",
+    "render",
+    "render_sse",
+    "split_evenly",
+]
+
+Ending = Literal["stop", "length", "error", "cut"]
+
+
+@dataclass(frozen=True)
+class Text:
+    pieces: tuple[str, ...]
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    pieces: tuple[str, ...]
+    signature: str | None = None  # Anthropic thinking signature
+
+    @property
+    def text(self) -> str:
+        return "".join(self.pieces)
+
+
+@dataclass(frozen=True)
+class Call:
+    """A tool call. ``argument_pieces`` are the streamed fragments of the JSON argument text."""
+
+    name: str
+    argument_pieces: tuple[str, ...]
+    call_id: str | None = None
+    thought_signature: str | None = None  # Gemini; base64 text
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.argument_pieces)
+
+
+Item = Text | Reasoning | Call
+
+
+@dataclass(frozen=True)
+class Turn:
+    items: tuple[Item, ...]
+    ending: Ending = "stop"
+    error_message: str = "Overloaded"
+    usage: tuple[int, int] = (12, 34)  # prompt, completion tokens
+    model: str = "model-under-test"
+    # OpenAI-compatible only: interleave the argument deltas of parallel calls round-robin.
+    interleave_calls: bool = False
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def calls(self) -> list[Call]:
+        return [item for item in self.items if isinstance(item, Call)]
+
+
+def split_evenly(text: str, size: int) -> tuple[str, ...]:
+    """Cut ``text`` into pieces of ``size`` characters (the last may be shorter)."""
+    return tuple(text[i : i + size] for i in range(0, len(text), size)) or ("",)
+
+
+# -- OpenAI Chat Completions ----------------------------------------------------------------------
+
+
+def _chat_chunk(turn: Turn, delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion.chunk",
+        "created": 1_760_000_000,
+        "model": turn.model,
+        "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+        **extra,
+    }
+
+
+def _render_openai_chat(turn: Turn) -> list[dict[str, Any]]:
+    chunks = [_chat_chunk(turn, {"role": "assistant", "content": ""})]
+    call_index = itertools.count()
+    pending_calls: list[list[dict[str, Any]]] = []
+    for item in turn.items:
+        if isinstance(item, Reasoning):
+            chunks += [_chat_chunk(turn, {"reasoning_content": piece}) for piece in item.pieces]
+        elif isinstance(item, Text):
+            chunks += [_chat_chunk(turn, {"content": piece}) for piece in item.pieces]
+        else:
+            index = next(call_index)
+            header = {
+                "index": index,
+                "id": item.call_id,
+                "type": "function",
+                "function": {"name": item.name, "arguments": ""},
+            }
+            deltas = [_chat_chunk(turn, {"tool_calls": [header]})]
+            deltas += [
+                _chat_chunk(turn, {"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+                for piece in item.argument_pieces
+                if piece
+            ]
+            if turn.interleave_calls:
+                pending_calls.append(deltas)
+            else:
+                chunks += deltas
+    # Round-robin interleaving keeps each call's own order (INV-INTERLEAVE).
+    for group in itertools.zip_longest(*pending_calls):
+        chunks += [chunk for chunk in group if chunk is not None]
+    if turn.ending == "cut":
+        return chunks
+    if turn.ending == "error":
+        chunks.append({"error": {"message": turn.error_message, "type": "server_error", "code": 503}})
+        return chunks
+    finish = "length" if turn.ending == "length" else ("tool_calls" if turn.calls else "stop")
+    chunks.append(_chat_chunk(turn, {}, finish))
+    prompt, completion = turn.usage
+    usage = {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}
+    chunks.append({**_chat_chunk(turn, {}), "choices": [], "usage": usage})
+    return chunks
+
+
+# -- OpenAI Responses -----------------------------------------------------------------------------
+
+
+def _render_openai_responses(turn: Turn) -> list[dict[str, Any]]:
+    events: list[dict[str, Any]] = []
+    sequence = itertools.count()
+    response = {
+        "id": "resp_test",
+        "object": "response",
+        "created_at": 1_760_000_000,
+        "model": turn.model,
+        "status": "in_progress",
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+
+    def emit(kind: str, **fields: Any) -> None:
+        events.append({"type": kind, "sequence_number": next(sequence), **fields})
+
+    emit("response.created", response=copy.deepcopy(response))
+    emit("response.in_progress", response=copy.deepcopy(response))
+    output: list[dict[str, Any]] = []
+    for output_index, item in enumerate(turn.items):
+        if isinstance(item, Reasoning):
+            item_id = f"rs_{output_index}"
+            emit(
+                "response.output_item.added",
+                output_index=output_index,
+                item={"id": item_id, "type": "reasoning", "summary": []},
+            )
+            emit(
+                "response.reasoning_summary_part.added",
+                item_id=item_id,
+                output_index=output_index,
+                summary_index=0,
+                part={"type": "summary_text", "text": ""},
+            )
+            for piece in item.pieces:
+                emit(
+                    "response.reasoning_summary_text.delta",
+                    item_id=item_id,
+                    output_index=output_index,
+                    summary_index=0,
+                    delta=piece,
+                )
+            emit(
+                "response.reasoning_summary_text.done",
+                item_id=item_id,
+                output_index=output_index,
+                summary_index=0,
+                text=item.text,
+            )
+            done: dict[str, Any] = {
+                "id": item_id,
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": item.text}],
+            }
+        elif isinstance(item, Text):
+            item_id = f"msg_{output_index}"
+            emit(
+                "response.output_item.added",
+                output_index=output_index,
+                item={"id": item_id, "type": "message", "role": "assistant", "status": "in_progress", "content": []},
+            )
+            emit(
+                "response.content_part.added",
+                item_id=item_id,
+                output_index=output_index,
+                content_index=0,
+                part={"type": "output_text", "text": "", "annotations": []},
+            )
+            for piece in item.pieces:
+                emit(
+                    "response.output_text.delta",
+                    item_id=item_id,
+                    output_index=output_index,
+                    content_index=0,
+                    delta=piece,
+                    logprobs=[],
+                )
+            emit(
+                "response.output_text.done",
+                item_id=item_id,
+                output_index=output_index,
+                content_index=0,
+                text=item.text,
+                logprobs=[],
+            )
+            part = {"type": "output_text", "text": item.text, "annotations": []}
+            emit("response.content_part.done", item_id=item_id, output_index=output_index, content_index=0, part=part)
+            done = {"id": item_id, "type": "message", "role": "assistant", "status": "completed", "content": [part]}
+        else:
+            item_id = f"fc_{output_index}"
+            added: dict[str, Any] = {
+                "id": item_id,
+                "type": "function_call",
+                "call_id": item.call_id,
+                "name": item.name,
+                "arguments": "",
+                "status": "in_progress",
+            }
+            emit("response.output_item.added", output_index=output_index, item=added)
+            for piece in item.argument_pieces:
+                if piece:
+                    emit(
+                        "response.function_call_arguments.delta",
+                        item_id=item_id,
+                        output_index=output_index,
+                        delta=piece,
+                    )
+            if turn.ending == "cut" and item is turn.items[-1]:
+                return events
+            emit(
+                "response.function_call_arguments.done",
+                item_id=item_id,
+                output_index=output_index,
+                arguments=item.arguments,
+            )
+            done = {**added, "arguments": item.arguments, "status": "completed"}
+        emit("response.output_item.done", output_index=output_index, item=done)
+        output.append(done)
+    if turn.ending == "cut":
+        return events
+    prompt, completion = turn.usage
+    usage = {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + completion,
+    }
+    if turn.ending == "error":
+        emit("error", code="server_error", message=turn.error_message, param=None)
+        emit(
+            "response.failed",
+            response={
+                **response,
+                "status": "failed",
+                "output": output,
+                "error": {"code": "server_error", "message": turn.error_message},
+            },
+        )
+    elif turn.ending == "length":
+        emit(
+            "response.incomplete",
+            response={
+                **response,
+                "status": "incomplete",
+                "output": output,
+                "usage": usage,
+                "incomplete_details": {"reason": "max_output_tokens"},
+            },
+        )
+    else:
+        emit("response.completed", response={**response, "status": "completed", "output": output, "usage": usage})
+    return events
+
+
+# -- Anthropic Messages ---------------------------------------------------------------------------
+
+
+def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
+    prompt, completion = turn.usage
+    events: list[dict[str, Any]] = [
+        {
+            "type": "message_start",
+            "message": {
+                "id": "msg_test",
+                "type": "message",
+                "role": "assistant",
+                "model": turn.model,
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {"input_tokens": prompt, "output_tokens": 1},
+            },
+        }
+    ]
+    for index, item in enumerate(turn.items):
+        if isinstance(item, Reasoning):
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                }
+            )
+            events += [
+                {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}}
+                for p in item.pieces
+            ]
+            if item.signature:
+                events.append(
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "signature_delta", "signature": item.signature},
+                    }
+                )
+        elif isinstance(item, Text):
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
+            events += [
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
+                for p in item.pieces
+            ]
+        else:
+            block: dict[str, Any] = {"type": "tool_use", "id": item.call_id, "name": item.name, "input": {}}
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
+            # The API sends an empty first fragment; keep that quirk.
+            events += [
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": p},
+                }
+                for p in ("", *item.argument_pieces)
+            ]
+            if turn.ending in ("length", "cut", "error") and item is turn.items[-1]:
+                # A truncated or interrupted block never gets its content_block_stop.
+                break
+        events.append({"type": "content_block_stop", "index": index})
+    if turn.ending == "cut":
+        return events
+    if turn.ending == "error":
+        events.append({"type": "error", "error": {"type": "overloaded_error", "message": turn.error_message}})
+        return events
+    stop_reason = "max_tokens" if turn.ending == "length" else ("tool_use" if turn.calls else "end_turn")
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": completion},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return events
+
+
+# -- Gemini (google-genai) ------------------------------------------------------------------------
+
+
+def _render_gemini(turn: Turn) -> list[dict[str, Any]]:
+    chunks: list[dict[str, Any]] = []
+
+    def chunk(parts: list[dict[str, Any]], finish: str | None = None) -> dict[str, Any]:
+        candidate: dict[str, Any] = {"content": {"role": "model", "parts": parts}, "index": 0}
+        if finish:
+            candidate["finishReason"] = finish
+        return {"candidates": [candidate], "modelVersion": turn.model}
+
+    for item in turn.items:
+        if isinstance(item, Reasoning):
+            chunks += [chunk([{"text": p, "thought": True}]) for p in item.pieces]
+        elif isinstance(item, Text):
+            chunks += [chunk([{"text": p}]) for p in item.pieces]
+        else:
+            # Gemini streams no argument text: each call arrives whole, args as a JSON object.
+            function_call: dict[str, Any] = {"name": item.name}
+            if item.arguments.strip():
+                function_call["args"] = json.loads(item.arguments)
+            if item.call_id:
+                function_call["id"] = item.call_id
+            part: dict[str, Any] = {"functionCall": function_call}
+            if item.thought_signature:
+                part["thoughtSignature"] = item.thought_signature
+            if (
+                turn.extras.get("gemini_calls_share_chunk")
+                and chunks
+                and "functionCall" in chunks[-1]["candidates"][0]["content"]["parts"][-1]
+            ):
+                chunks[-1]["candidates"][0]["content"]["parts"].append(part)
+            else:
+                chunks.append(chunk([part]))
+    if turn.ending == "cut":
+        return chunks
+    if turn.ending == "error":
+        chunks.append({"error": {"code": 503, "message": turn.error_message, "status": "UNAVAILABLE"}})
+        return chunks
+    prompt, completion = turn.usage
+    final = chunk([{"text": ""}], "MAX_TOKENS" if turn.ending == "length" else "STOP")
+    final["usageMetadata"] = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": completion,
+        "totalTokenCount": prompt + completion,
+    }
+    chunks.append(final)
+    return chunks
+
+
+_RENDERERS: dict[str, Callable[[Turn], list[dict[str, Any]]]] = {
+    "openai-chat": _render_openai_chat,
+    "openai-responses": _render_openai_responses,
+    "anthropic": _render_anthropic,
+    "gemini": _render_gemini,
+}
+
+
+# -- OpenAI-compatible dialects -------------------------------------------------------------------
+
+
+def _tool_entries(chunks: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        entry
+        for chunk in chunks
+        for choice in chunk.get("choices", [])
+        for entry in choice["delta"].get("tool_calls") or []
+    ]
+
+
+def _no_index(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for entry in _tool_entries(chunks):
+        entry.pop("index", None)
+    return chunks
+
+
+def _index_always_zero(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for entry in _tool_entries(chunks):
+        entry["index"] = 0
+    return chunks
+
+
+def _continuation_fields(value: Any) -> Callable[[list[dict[str, Any]]], list[dict[str, Any]]]:
+    def apply(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for entry in _tool_entries(chunks):
+            if "id" not in entry:
+                entry["id"] = value
+                entry["type"] = value if value is None else "function"
+                entry["function"]["name"] = value
+        return chunks
+
+    return apply
+
+
+def _id_on_every_chunk(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    ids: dict[int, Any] = {}
+    for entry in _tool_entries(chunks):
+        if "id" in entry:
+            ids[entry["index"]] = entry["id"]
+        else:
+            entry["id"] = ids[entry["index"]]
+    return chunks
+
+
+def _id_late(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The id moves from the header to the call's last delta (DeepSeek V4, vLLM)."""
+    last: dict[int, dict[str, Any]] = {}
+    ids: dict[int, Any] = {}
+    for entry in _tool_entries(chunks):
+        if "id" in entry:
+            ids[entry["index"]] = entry.pop("id")
+        last[entry["index"]] = entry
+    for index, entry in last.items():
+        entry["id"] = ids[index]
+    return chunks
+
+
+def _name_restated(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    names: dict[int, str] = {}
+    for entry in _tool_entries(chunks):
+        if entry["function"].get("name"):
+            names[entry["index"]] = entry["function"]["name"]
+        else:
+            entry["function"]["name"] = names[entry["index"]]
+    return chunks
+
+
+def _whole_call_per_chunk(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each call arrives complete in one chunk (xAI, Groq, Mistral, Ollama)."""
+    result: list[dict[str, Any]] = []
+    by_index: dict[int, dict[str, Any]] = {}
+    for chunk in chunks:
+        entries = [e for choice in chunk.get("choices", []) for e in choice["delta"].get("tool_calls") or []]
+        if not entries:
+            result.append(chunk)
+            continue
+        for entry in entries:
+            if entry["index"] in by_index:
+                by_index[entry["index"]]["function"]["arguments"] += entry["function"]["arguments"]
+            else:
+                by_index[entry["index"]] = entry
+                result.append(chunk)
+    return result
+
+
+def _cumulative_arguments(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    so_far: dict[int, str] = {}
+    for entry in _tool_entries(chunks):
+        so_far[entry["index"]] = so_far.get(entry["index"], "") + entry["function"].get("arguments", "")
+        entry["function"]["arguments"] = so_far[entry["index"]]
+    return chunks
+
+
+def _azure_empty_first_chunk(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    first = {
+        "choices": [],
+        "created": 0,
+        "id": "",
+        "model": "",
+        "object": "",
+        "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}],
+    }
+    return [first, *chunks]
+
+
+def _finish_stop_with_tools(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    for chunk in chunks:
+        for choice in chunk.get("choices", []):
+            if choice.get("finish_reason") == "tool_calls":
+                choice["finish_reason"] = "stop"
+    return chunks
+
+
+def _tool_delta_with_finish(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The last tool delta and finish_reason share one chunk (Mistral, Ollama, LiteLLM)."""
+    for position, chunk in enumerate(chunks):
+        choices = chunk.get("choices", [])
+        if choices and choices[0].get("finish_reason") and position > 0:
+            previous = chunks[position - 1]
+            if previous.get("choices") and previous["choices"][0]["delta"].get("tool_calls"):
+                previous["choices"][0]["finish_reason"] = choices[0]["finish_reason"]
+                del chunks[position]
+            break
+    return chunks
+
+
+def _message_and_delta(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every choice carries both ``delta`` and a snapshot-like ``message`` (Writer)."""
+    for chunk in chunks:
+        for choice in chunk.get("choices", []):
+            choice["message"] = copy.deepcopy(choice["delta"])
+    return chunks
+
+
+OPENAI_COMPAT_DIALECTS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
+    "no_index": _no_index,
+    "index_always_zero": _index_always_zero,
+    "empty_string_continuations": _continuation_fields(""),
+    "null_continuations": _continuation_fields(None),
+    "id_on_every_chunk": _id_on_every_chunk,
+    "id_late": _id_late,
+    "name_restated": _name_restated,
+    "whole_call_per_chunk": _whole_call_per_chunk,
+    "cumulative_arguments": _cumulative_arguments,
+    "azure_empty_first_chunk": _azure_empty_first_chunk,
+    "finish_stop_with_tools": _finish_stop_with_tools,
+    "tool_delta_with_finish": _tool_delta_with_finish,
+    "message_and_delta": _message_and_delta,
+}
+
+
+def render(turn: Turn, api: str, dialects: Sequence[str] = ()) -> list[dict[str, Any]]:
+    """The provider payloads for ``turn`` in wire order. ``dialects`` apply to ``openai-chat`` only."""
+    if api not in _RENDERERS:
+        raise ValueError(f"unknown wire API {api!r}; expected one of {', '.join(_RENDERERS)}")
+    payloads = _RENDERERS[api](turn)
+    for name in dialects:
+        if api != "openai-chat":
+            raise ValueError(f"dialect {name!r} applies to openai-chat only, not {api!r}")
+        try:
+            transform = OPENAI_COMPAT_DIALECTS[name]
+        except KeyError:
+            raise ValueError(f"unknown dialect {name!r}; known: {', '.join(OPENAI_COMPAT_DIALECTS)}") from None
+        payloads = transform(payloads)
+    return payloads
+
+
+def render_sse(turn: Turn, api: str, dialects: Sequence[str] = (), *, sse_comments: bool = False) -> bytes:
+    """``render`` framed as an SSE body (``data: [DONE]`` for OpenAI Chat when the stream ends normally)."""
+    from conformance.wire import to_sse
+
+    body = to_sse(api, render(turn, api, dialects))
+    if api == "openai-chat" and turn.ending not in ("cut", "error"):
+        body += b"data: [DONE]\n\n"
+    if sse_comments:
+        # OpenRouter sends comment lines before (and between) events; decoders must skip them.
+        body = b": OPENROUTER PROCESSING\n\n" + body.replace(b"\n\ndata:", b"\n\n: OPENROUTER PROCESSING\n\ndata:", 1)
+    return body
+
+
+def fake_signature(seed: str) -> str:
+    """A deterministic, valid base64 stand-in for a Gemini thought signature or Anthropic signature."""
+    return base64.b64encode(f"signature-for-{seed}".encode()).decode()
