@@ -29,8 +29,10 @@ __all__ = [
     "WireFormatError",
     "aiter_sdk_events",
     "detect_api",
+    "iter_payload_events",
     "iter_sdk_events",
     "load_body",
+    "sse_payloads",
     "to_sse",
 ]
 
@@ -102,7 +104,7 @@ def detect_api(payloads: Sequence[Any], url: str | None = None) -> str:
     )
 
 
-def _sse_payloads(sse: bytes) -> list[Any]:
+def sse_payloads(sse: bytes) -> list[Any]:
     """The JSON ``data:`` payloads of an SSE body (for detection and inspection only)."""
     payloads: list[Any] = []
     for raw_line in sse.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"):
@@ -191,7 +193,7 @@ def load_body(path: str | Path, api: str | None = None) -> Body:
     request: dict[str, Any] | None = None
     if suffix in {".yaml", ".yml"}:
         raw, url, request = _cassette_body(path)
-        payloads = _sse_payloads(raw)
+        payloads = sse_payloads(raw)
         if not payloads and raw.lstrip().startswith(b"["):
             payloads = _json_array(path, raw.decode("utf-8"))
             raw = b""
@@ -203,7 +205,7 @@ def load_body(path: str | Path, api: str | None = None) -> Body:
         raw = b""
     else:
         raw = path.read_bytes()
-        payloads = _sse_payloads(raw)
+        payloads = sse_payloads(raw)
     chosen = api or detect_api(payloads, url)
     sse = raw if raw else to_sse(chosen, payloads)
     return Body(api=chosen, sse=sse, source=str(path), request=request)
@@ -321,3 +323,64 @@ def _gemini_client(transport: httpx2.MockTransport) -> Any:
         retry_options=types.HttpRetryOptions(attempts=1),
     )
     return genai.Client(api_key=_FAKE_KEY, http_options=options)
+
+
+# -- SDK objects straight from payloads (no HTTP or SSE layer) -----------------------------------
+
+
+def _raise_in_band_error(api: str, payload: dict[str, Any]) -> None:
+    """Raise what the SDK's own stream raises for an error payload, so both replay paths agree."""
+    error = payload.get("error")
+    message = (error.get("message") if isinstance(error, dict) else None) or "An error occurred during streaming"
+    request = httpx2.Request("POST", "https://replay.invalid/")
+    if api == "openai-chat":
+        import openai
+
+        raise openai.APIError(message, request, body=error)
+    if api == "anthropic":
+        import anthropic
+
+        raise anthropic.APIStatusError(message, response=httpx2.Response(500, request=request), body=payload)
+    if api == "gemini":
+        from google.genai import errors
+
+        code = error.get("code", 500) if isinstance(error, dict) else 500
+        raise errors.APIError(int(code) if isinstance(code, int) else 500, payload)
+
+
+def iter_payload_events(api: str, payloads: Sequence[Any]) -> Iterator[Any]:
+    """Yield the SDK's model objects built directly from decoded payloads.
+
+    This skips the SDK's HTTP client and SSE decoder (``iter_sdk_events`` exercises those); the
+    objects are the same types the SDK's stream yields, and in-band errors raise the same errors.
+    """
+    if api in ("openai-chat", "openai-responses"):
+        from openai._models import construct_type
+        from openai.types.chat import ChatCompletionChunk
+        from openai.types.responses import ResponseStreamEvent
+
+        target: Any = ChatCompletionChunk if api == "openai-chat" else ResponseStreamEvent
+        for payload in payloads:
+            if api == "openai-chat" and isinstance(payload, dict) and payload.get("error"):
+                _raise_in_band_error(api, payload)
+            yield construct_type(type_=target, value=payload)
+    elif api == "anthropic":
+        from anthropic._models import construct_type as anthropic_construct
+        from anthropic.types import RawMessageStreamEvent
+
+        for payload in payloads:
+            kind = payload.get("type") if isinstance(payload, dict) else None
+            if kind == "ping":
+                continue  # the SDK's stream skips pings too
+            if kind == "error":
+                _raise_in_band_error(api, payload)
+            yield anthropic_construct(type_=RawMessageStreamEvent, value=payload)
+    elif api == "gemini":
+        from google.genai import types
+
+        for payload in payloads:
+            if isinstance(payload, dict) and payload.get("error"):
+                _raise_in_band_error(api, payload)
+            yield types.GenerateContentResponse.model_validate(payload)
+    else:
+        raise UnknownFormatError(f"unknown wire API {api!r}; expected one of {', '.join(WIRE_APIS)}")
