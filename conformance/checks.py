@@ -26,8 +26,13 @@ class Capabilities:
     reasoning: bool = True
     stream_errors: bool = True  # reads ChunkResponse.error / is_complete
     callbacks: bool = True
+    # How many characters of text the handler may hold back before emitting them (0: none).
+    # None: the handler makes no latency promise, and the latency check is skipped.
+    text_lag_chars: int | None = 0
 
     def has(self, name: str) -> bool:
+        if name == "text_lag":
+            return self.text_lag_chars is not None
         value: bool = getattr(self, name)
         return value
 
@@ -101,6 +106,8 @@ def _segment_lifecycle(ctx: CheckContext) -> list[str]:
 
 
 def _finalize_idempotent(ctx: CheckContext) -> list[str]:
+    if not ctx.transcript.probed:
+        return []
     extra = ctx.transcript.second_finalize
     if not extra:
         return []
@@ -108,6 +115,8 @@ def _finalize_idempotent(ctx: CheckContext) -> list[str]:
 
 
 def _feed_after_finalize_raises(ctx: CheckContext) -> list[str]:
+    if not ctx.transcript.probed:
+        return []
     error = ctx.transcript.feed_after_finalize_error
     if isinstance(error, RuntimeError):
         return []
@@ -268,6 +277,87 @@ def _provider_ids_kept(ctx: CheckContext) -> list[str]:
     return problems
 
 
+def _get_all_returns_copies(ctx: CheckContext) -> list[str]:
+    return list(ctx.transcript.copy_leaks)
+
+
+def _reset_behaves_like_new(ctx: CheckContext) -> list[str]:
+    return list(ctx.transcript.reset_problems)
+
+
+def _callbacks_isolated(ctx: CheckContext) -> list[str]:
+    return list(ctx.transcript.callback_isolation_problems)
+
+
+def _wire_runs(pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    runs: list[tuple[str, list[str]]] = []
+    for kind, text in pairs:
+        if not text:
+            continue
+        if runs and runs[-1][0] == kind:
+            runs[-1][1].append(text)
+        else:
+            runs.append((kind, [text]))
+    return [(kind, "".join(parts)) for kind, parts in runs]
+
+
+def _text_and_reasoning_in_wire_order(ctx: CheckContext) -> list[str]:
+    wire: list[tuple[str, str]] = []
+    for chunk in ctx.scenario.chunks:
+        # Within a chunk the contract handles reasoning first, then content.
+        wire += [("reasoning", chunk.reasoning or ""), ("text", chunk.content)]
+    got = _wire_runs(
+        [
+            (e.segment_type, e.delta)
+            for e in ctx.transcript.events
+            if e.kind == "content" and e.segment_type != "tool_call"
+        ]
+    )
+    want = _wire_runs(wire)
+    if not ctx.capabilities.reasoning:
+        want = [run for run in want if run[0] == "text"]
+        got = [run for run in got if run[0] == "text"]
+    if got == want:
+        return []
+    return [f"text and reasoning arrive as {want}, the handler emitted them as {got}"]
+
+
+def _tool_ends_in_start_order(ctx: CheckContext) -> list[str]:
+    starts = [e.segment_id for e in ctx.transcript.events if e.segment_type == "tool_call" and e.kind == "start"]
+    ends = [e.segment_id for e in ctx.transcript.events if e.segment_type == "tool_call" and e.kind == "end"]
+    if ends == [s for s in starts if s in set(ends)]:
+        return []
+    return ["tool ENDs are not in START order (consumers pair results with calls by that order)"]
+
+
+def _arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
+    pieces: dict[int, int] = defaultdict(int)
+    for chunk in ctx.scenario.chunks:
+        for delta in chunk.tool_calls or ():
+            if delta.arguments_delta:
+                pieces[delta.index] += 1
+    if not any(count >= 3 for count in pieces.values()) or len(ctx.transcript.returned) < 3:
+        return []
+    before_end = [e for batch in ctx.transcript.returned[:-2] for e in batch]
+    if any(e.segment_type == "tool_call" and e.kind == "content" for e in before_end):
+        return []
+    return ["no tool-call CONTENT was emitted before the stream ended: arguments were held back until the end"]
+
+
+def _text_streams_within_lag(ctx: CheckContext) -> list[str]:
+    lag = ctx.capabilities.text_lag_chars or 0
+    fed = emitted = 0
+    for position, (chunk, batch) in enumerate(zip(ctx.transcript.chunks, ctx.transcript.returned, strict=False)):
+        fed += len(chunk.content)
+        emitted += sum(len(e.delta) for e in batch if e.kind == "content" and e.segment_type == "text")
+        if fed - emitted > lag:
+            return [
+                f"after feed #{position + 1} the handler had emitted {emitted} of {fed} text characters; "
+                f"it declares a hold-back of at most {lag}"
+            ]
+    return []
+
+
 CHECKS: tuple[Check, ...] = (
     Check(
         "no_crash",
@@ -380,6 +470,64 @@ CHECKS: tuple[Check, ...] = (
         "Give every call its own generated segment id; do not reuse the provider id as segment id.",
         _segment_per_call,
         taxonomy=("A02", "B01", "B06"),
+    ),
+    Check(
+        "get_all_returns_copies",
+        "get_all_events() / get_all_invocations() return copies",
+        "A consumer that sorts or clears the returned list must not corrupt the handler's record.",
+        "Return list(self._events), not the list itself.",
+        _get_all_returns_copies,
+        taxonomy=("C06",),
+    ),
+    Check(
+        "reset_behaves_like_new",
+        "After reset() the handler behaves exactly like a new one, with fresh segment ids",
+        "Handlers are reused across turns and retries; leaked state merges turns (B07).",
+        "Clear every per-stream field (including the adapter's) in reset(); keep the id counter running.",
+        _reset_behaves_like_new,
+        taxonomy=("B07",),
+    ),
+    Check(
+        "callbacks_isolated",
+        "A raising callback changes nothing the handler records or returns",
+        "A broken UI listener must not lose tool calls or abort the stream (C06).",
+        "Record the event first, then call the callback inside try/except and log the error.",
+        _callbacks_isolated,
+        requires=frozenset({"callbacks"}),
+        taxonomy=("C06",),
+    ),
+    Check(
+        "text_and_reasoning_in_wire_order",
+        "Text and reasoning come out in wire order (reasoning before content within a chunk)",
+        "Reordered text changes what the user reads; reasoning leaking into text shows thoughts as answer (C04, C05).",
+        "Handle chunk.reasoning, then chunk.content, then tool calls; never buffer one kind behind the other.",
+        _text_and_reasoning_in_wire_order,
+        taxonomy=("C04", "C05"),
+    ),
+    Check(
+        "tool_ends_in_start_order",
+        "Tool ENDs come in START order",
+        "Follow-up messages pair results with calls positionally on some providers (G06).",
+        "Keep started calls in a list and end them in that order.",
+        _tool_ends_in_start_order,
+        taxonomy=("G06",),
+    ),
+    Check(
+        "arguments_stream_incrementally",
+        "Argument fragments are streamed as CONTENT, not held until the end",
+        "UIs freeze for the length of a large write_file call when arguments are buffered (C07).",
+        "Emit a CONTENT event for each argument fragment as it arrives (after START).",
+        _arguments_stream_incrementally,
+        taxonomy=("C07",),
+    ),
+    Check(
+        "text_streams_within_lag",
+        "Text is emitted within the handler's declared hold-back",
+        "A handler that buffers text defeats streaming; its users see nothing until the end.",
+        "Emit text as it arrives; hold back only what could still begin a tool call, up to the declared maximum.",
+        _text_streams_within_lag,
+        requires=frozenset({"text_lag"}),
+        taxonomy=("E04",),
     ),
     Check(
         "provider_ids_kept",

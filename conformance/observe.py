@@ -151,6 +151,11 @@ class Transcript:
     feed_after_finalize_error: BaseException | None = None
     crash: BaseException | None = None
     callbacks_supported: bool = True
+    # Filled only when the run was probed (the unfragmented scenario run, not every re-fragmentation).
+    probed: bool = False
+    copy_leaks: list[str] = field(default_factory=list)
+    reset_problems: list[str] = field(default_factory=list)
+    callback_isolation_problems: list[str] = field(default_factory=list)
 
     @property
     def returned_flat(self) -> list[ObservedEvent]:
@@ -207,6 +212,7 @@ def drive(
     transcript.callback_events = [adapter.observe_event(e) for e in raw_callback_events]
     transcript.callback_invocations = [adapter.observe_invocation(i) for i in raw_callback_invocations]
     if probe_contract and transcript.crash is None:
+        transcript.probed = True
         try:
             transcript.second_finalize = [adapter.observe_event(e) for e in handler.finalize()]
         except Exception as error:
@@ -215,4 +221,94 @@ def drive(
             handler.feed(adapter.to_handler_chunk(ChunkResponse(content="late")))
         except Exception as error:
             transcript.feed_after_finalize_error = error
+        transcript.copy_leaks = _probe_copies(handler)
+        transcript.reset_problems = _probe_reset(handler, transcript, adapter)
+        if transcript.callbacks_supported:
+            transcript.callback_isolation_problems = _probe_raising_callbacks(factory, transcript, adapter)
     return transcript
+
+
+def _shape(events: list[ObservedEvent]) -> list[tuple[Any, ...]]:
+    """Events with segment ids replaced by their order of appearance (ids differ between runs)."""
+    order: dict[str, int] = {}
+    shaped = []
+    for event in events:
+        number = order.setdefault(event.segment_id, len(order))
+        metadata = json.dumps(event.metadata, sort_keys=True, default=repr)
+        shaped.append((event.kind, number, event.segment_type, metadata, event.delta))
+    return shaped
+
+
+def _probe_copies(handler: Any) -> list[str]:
+    leaks = []
+    for getter in ("get_all_events", "get_all_invocations"):
+        first = getattr(handler, getter)()
+        before = len(first)
+        if isinstance(first, list):
+            first.append(object())
+        if len(getattr(handler, getter)()) != before:
+            leaks.append(f"{getter}() returns the handler's own list: appending to it changed the handler")
+    return leaks
+
+
+def _rerun(
+    handler: Any, chunks: list[ChunkResponse], adapter: HandlerAdapter
+) -> tuple[list[ObservedEvent], list[ObservedInvocation]]:
+    for chunk in chunks:
+        handler.feed(adapter.to_handler_chunk(chunk))
+        if chunk.is_complete:
+            break
+    handler.finalize()
+    events = [adapter.observe_event(e) for e in handler.get_all_events()]
+    invocations = [adapter.observe_invocation(i) for i in handler.get_all_invocations()]
+    return events, invocations
+
+
+def _probe_reset(handler: Any, transcript: Transcript, adapter: HandlerAdapter) -> list[str]:
+    """After reset() the handler must behave exactly like a new one, with fresh segment ids."""
+    try:
+        handler.reset()
+        events, invocations = _rerun(handler, transcript.chunks, adapter)
+    except Exception as error:
+        return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
+    problems = []
+    if _shape(events) != _shape(transcript.events):
+        problems.append(
+            f"after reset() the same stream gave {len(events)} events, a fresh handler gave {len(transcript.events)}"
+            + (f"; first: {events[0].describe()}" if events else "")
+        )
+    if [(i.name, json.dumps(i.arguments, sort_keys=True, default=repr)) for i in invocations] != [
+        (i.name, json.dumps(i.arguments, sort_keys=True, default=repr)) for i in transcript.invocations
+    ]:
+        problems.append(f"after reset() the invocations differ: {[i.describe() for i in invocations]}")
+    reused = {e.segment_id for e in events} & {e.segment_id for e in transcript.events}
+    if reused:
+        problems.append(f"segment ids were reused after reset(): {sorted(reused)[:3]}")
+    return problems
+
+
+def _probe_raising_callbacks(factory: HandlerFactory, transcript: Transcript, adapter: HandlerAdapter) -> list[str]:
+    """Callbacks that raise must not change what the handler records or returns."""
+
+    def explode(_item: Any) -> None:
+        raise RuntimeError("callback failure injected by toolcall-conformance")
+
+    try:
+        handler = factory(on_segment_event=explode, on_tool_invocation=explode)
+        events, invocations = _rerun(handler, transcript.chunks, adapter)
+    except Exception as error:
+        return [
+            "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
+            f"{type(error).__name__}: {error}"
+        ]
+    problems = []
+    if _shape(events) != _shape(transcript.events):
+        problems.append(
+            f"with raising callbacks the handler recorded {len(events)} events instead of {len(transcript.events)}"
+        )
+    if len(invocations) != len(transcript.invocations):
+        problems.append(
+            f"with raising callbacks the handler produced {len(invocations)} invocations "
+            f"instead of {len(transcript.invocations)}"
+        )
+    return problems

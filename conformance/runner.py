@@ -155,8 +155,10 @@ def run_conformance(
         else:
             active.append(check)
 
-    def evaluate(scenario: Scenario, chunks: Sequence[ChunkResponse]) -> list[tuple[Check, list[str], Transcript]]:
-        transcript = drive(factory, chunks, adapter)
+    def evaluate(
+        scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool = False
+    ) -> list[tuple[Check, list[str], Transcript]]:
+        transcript = drive(factory, chunks, adapter, probe_contract=probe)
         report.examples += 1
         context = CheckContext(scenario, transcript, capabilities)
         failures = []
@@ -184,7 +186,7 @@ def run_conformance(
             on_progress(scenario.name)
         for check in active:
             results[check.id].scenarios_run += 1
-        record(evaluate(scenario, scenario.chunks), scenario, scenario.chunks)
+        record(evaluate(scenario, scenario.chunks, probe=True), scenario, scenario.chunks)
         _search_split(scenario, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
 
     report.results = [results[check.id] for check in check_list]

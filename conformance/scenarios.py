@@ -205,6 +205,22 @@ BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
         "Text and a tool delta share a chunk; the terminal chunk carries the last delta (F02).",
     ),
     Scenario(
+        "call_without_any_id",
+        (
+            ChunkResponse(content="Let me look."),
+            _tc(0, name="search", args='{"q": '),
+            _tc(0, args='"tides"}'),
+        ),
+        ExpectedOutcome((ExpectedCall("search", None, {"q": "tides"}),), text="Let me look."),
+        "A provider that sends no call id at all (Gemini 2.5): the call must still run once (B05).",
+    ),
+    Scenario(
+        "name_never_arrives",
+        (_tc(0, "call_nameless", None, '{"a": 1}'),),
+        ExpectedOutcome((ExpectedCall(None, "call_nameless", None, '{"a": 1}'),)),
+        "A call whose name never arrives is reported as an error, not dropped and not run.",
+    ),
+    Scenario(
         "conflicting_ids_on_one_index",
         (
             _tc(0, "call_1", "a", '{"v": 1}'),
