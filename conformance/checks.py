@@ -331,17 +331,27 @@ def _tool_ends_in_start_order(ctx: CheckContext) -> list[str]:
 
 
 def _arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
-    pieces: dict[int, int] = defaultdict(int)
-    for chunk in ctx.scenario.chunks:
+    # For each call: the feeds that carried argument text once its name was known (before that,
+    # holding arguments back is the contract). With two or more such feeds, some tool CONTENT
+    # must come out before the last of them.
+    named: set[int] = set()
+    feeds: dict[int, list[int]] = defaultdict(list)
+    for position, chunk in enumerate(ctx.transcript.chunks):
         for delta in chunk.tool_calls or ():
-            if delta.arguments_delta:
-                pieces[delta.index] += 1
-    if not any(count >= 3 for count in pieces.values()) or len(ctx.transcript.returned) < 3:
-        return []
-    before_end = [e for batch in ctx.transcript.returned[:-2] for e in batch]
-    if any(e.segment_type == "tool_call" and e.kind == "content" for e in before_end):
-        return []
-    return ["no tool-call CONTENT was emitted before the stream ended: arguments were held back until the end"]
+            if delta.name:
+                named.add(delta.index)
+            if delta.arguments_delta and delta.index in named and position not in feeds[delta.index]:
+                feeds[delta.index].append(position)
+    for index, positions in feeds.items():
+        if len(positions) < 2:
+            continue
+        earlier = [e for batch in ctx.transcript.returned[: positions[-1]] for e in batch]
+        if not any(e.segment_type == "tool_call" and e.kind == "content" for e in earlier):
+            return [
+                f"call {index} streamed arguments in {len(positions)} chunks, but no tool CONTENT came out "
+                f"before chunk #{positions[-1] + 1}: arguments were held back until the end"
+            ]
+    return []
 
 
 def _text_streams_within_lag(ctx: CheckContext) -> list[str]:

@@ -196,6 +196,16 @@ BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
         "A stream cut by max tokens never executes the open call (F06).",
     ),
     Scenario(
+        "error_after_parsable_arguments",
+        (
+            _tc(0, "call_p", "delete_rows", '{"table": "users"'),
+            _tc(0, args="}"),
+            ChunkResponse(error=StreamError("provider_error", "overloaded_error: Overloaded")),
+        ),
+        ExpectedOutcome((ExpectedCall("delete_rows", "call_p", None, '{"table": "users"}'),)),
+        "The stream fails after arguments that happen to parse: the interrupted turn must not run (F07, F08).",
+    ),
+    Scenario(
         "content_and_tool_delta_in_one_chunk",
         (
             ChunkResponse(content="Sure: ", tool_calls=[ToolCallDelta(0, "call_c", "calc", '{"x": 1')]),

@@ -1,0 +1,54 @@
+"""Proof that the suite works: it catches every planted bug and flags no correct handler.
+
+Runs the ci profile, as the CLI does by default. The catalogue and its score are documented in
+the README; ``python -m tests.test_mutants`` prints the table.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+
+import pytest
+
+from conformance import run_conformance
+from reference_impl import ApiToolCallStreamingResponseHandler
+from tests.mutants.alternative_handlers import ALTERNATIVES
+from tests.mutants.api_handler_mutants import MUTANTS, Mutant
+
+
+@pytest.fixture(autouse=True)
+def _quiet_handlers() -> Iterator[None]:
+    # Mutants log through the reference handler's logger thousands of times.
+    logging.disable(logging.CRITICAL)
+    yield
+    logging.disable(logging.NOTSET)
+
+
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])
+def test_suite_catches_mutant(mutant: Mutant) -> None:
+    report = run_conformance(mutant.factory, profile="ci", seed=0)
+    failed = {result.check.id for result in report.by_status("failed")}
+    assert not report.conformant, f"{mutant.name} ({', '.join(mutant.taxonomy)}) passed every check"
+    assert failed & mutant.caught_by, (
+        f"{mutant.name} was caught by {sorted(failed)}, not by the check meant for it ({sorted(mutant.caught_by)})"
+    )
+
+
+@pytest.mark.parametrize("name", sorted(ALTERNATIVES))
+def test_correct_alternative_handlers_pass(name: str) -> None:
+    report = run_conformance(ALTERNATIVES[name], profile="ci", seed=0)
+    failures = {result.check.id: result.message for result in report.by_status("failed")}
+    assert report.conformant, f"false alarm on {name}: {failures}"
+
+
+def test_reference_passes_the_deep_profile_on_another_seed() -> None:
+    report = run_conformance(ApiToolCallStreamingResponseHandler, profile="deep", seed=12345)
+    assert report.conformant, {r.check.id: r.counterexample for r in report.by_status("failed")}
+    assert not report.by_status("skipped")
+
+
+def test_catalogue_covers_at_least_thirty_taxonomy_classes() -> None:
+    classes = {klass for mutant in MUTANTS for klass in mutant.taxonomy}
+    assert len(MUTANTS) >= 30
+    assert len(classes) >= 25, sorted(classes)
