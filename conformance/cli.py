@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,8 +20,10 @@ from typing import Any
 
 import reference_impl
 from conformance.checks import Capabilities
+from conformance.record import PROVIDERS, SCENARIOS
 from conformance.report import render_terminal, write_json, write_junit
 from conformance.runner import PROFILES, run_conformance
+from conformance.wire import WIRE_APIS
 
 EXIT_CONFORMANT = 0
 EXIT_VIOLATIONS = 1
@@ -35,6 +39,10 @@ def load_factory(spec: str) -> Callable[..., Any]:
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise UsageError(f"--handler must look like MODULE:FACTORY (e.g. mypkg.handlers:make_handler), got {spec!r}")
+    # Like `python -m`, uvicorn or gunicorn: a module in the working directory is importable even
+    # when the console script's own sys.path does not include it.
+    if os.getcwd() not in sys.path:
+        sys.path.insert(0, os.getcwd())
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
@@ -77,7 +85,114 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     run.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
+    replay = commands.add_parser(
+        "replay",
+        help="replay a recorded stream through converter and reference handler",
+        description=(
+            "Read a vcrpy cassette, a raw SSE body, JSON lines or a Gemini JSON array; print the normalised "
+            "deltas, the segments and the final tool calls."
+        ),
+    )
+    replay.add_argument("path", type=Path)
+    replay.add_argument("--format", choices=WIRE_APIS, help="the wire API (detected when unambiguous)")
+    replay.add_argument(
+        "--via-sdk", action="store_true", help="go through the SDK's own HTTP client and SSE decoder (offline)"
+    )
+    replay.add_argument(
+        "--chunk-bytes", type=int, metavar="N", help="with --via-sdk, serve the body in pieces of N bytes"
+    )
+    replay.add_argument("--json", action="store_true", help="print one JSON object (schema in docs/replay-schema.md)")
+
+    record = commands.add_parser(
+        "record",
+        help="record a provider cassette with the real SDK (keys from the usual environment variables)",
+        description=(
+            "Send one scenario's request with the real SDK under vcrpy, scrub credentials, and write the cassette "
+            "with an expectation folded by the SDK's own accumulator. Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+            "GEMINI_API_KEY or GOOGLE_API_KEY."
+        ),
+    )
+    record.add_argument("--provider", required=True, choices=sorted(PROVIDERS))
+    record.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    record.add_argument("--model", help="model name (default: a small current model of the provider)")
+    record.add_argument("--base-url", help="an OpenAI-compatible or proxy endpoint instead of the provider's own")
+    record.add_argument("--out", type=Path, default=Path("cassettes/recorded"), help="output folder")
+
+    cassettes = commands.add_parser("cassettes", help="work with cassette files")
+    cassette_commands = cassettes.add_subparsers(dest="cassettes_command", metavar="SUBCOMMAND", required=True)
+    check = cassette_commands.add_parser(
+        "check",
+        help="validate cassettes: schema, body decodes, expectation present, no secrets",
+        description="Exit 1 naming file and line for every problem; usable as a pre-commit hook.",
+    )
+    check.add_argument("paths", type=Path, nargs="+")
     return parser
+
+
+def _cmd_replay(args: argparse.Namespace) -> int:
+    from conformance.pipeline import replay_body
+    from conformance.wire import WireFormatError, load_body
+
+    if args.chunk_bytes is not None and (args.chunk_bytes < 1 or not args.via_sdk):
+        raise UsageError("--chunk-bytes needs --via-sdk and a positive size")
+    try:
+        body = load_body(args.path, args.format)
+    except WireFormatError as error:
+        raise UsageError(str(error)) from error
+    pieces = None
+    if args.chunk_bytes:
+        pieces = [body.sse[i : i + args.chunk_bytes] for i in range(0, len(body.sse), args.chunk_bytes)]
+    result = replay_body(body, pieces, via_sdk=args.via_sdk)
+    if args.json:
+        print(json.dumps(result.outcome.to_json(), ensure_ascii=False, indent=2))
+        return 0
+    from conformance.fragment import describe_chunks
+
+    print(f"format: {body.api}   source: {body.source}")
+    print(f"\n{len(result.chunks)} chunks:")
+    for chunk in result.chunks:
+        print("  " + describe_chunks([chunk]))
+    print(f"\n{len(result.events)} segment events:")
+    from conformance.observe import observe_event
+
+    for event in result.events:
+        print("  " + observe_event(event).describe())
+    print("\ntool calls:")
+    for position, call in enumerate(result.outcome.tool_calls):
+        verdict = json.dumps(call.arguments, ensure_ascii=False) if call.arguments is not None else "REJECTED"
+        print(f"  [{position}] {call.name} id={call.call_id!r} -> {verdict}")
+    if not result.outcome.tool_calls:
+        print("  (none)")
+    if result.unknown_events:
+        print(f"\nskipped unknown event types: {result.unknown_events}")
+    print(f"finish_reason: {result.outcome.finish_reason!r}   error: {result.outcome.error!r}")
+    return 0
+
+
+def _cmd_record(args: argparse.Namespace) -> int:
+    from conformance.record import RecordingError, record_cassette
+
+    try:
+        cassette, expected = record_cassette(
+            args.provider, args.scenario, args.out, model=args.model, base_url=args.base_url
+        )
+    except RecordingError as error:
+        raise UsageError(str(error)) from error
+    print(f"recorded {cassette}\nexpectation {expected}")
+    return EXIT_CONFORMANT
+
+
+def _cmd_cassettes_check(args: argparse.Namespace) -> int:
+    from conformance.cassettes import check_cassettes
+
+    findings = check_cassettes(args.paths)
+    for finding in findings:
+        print(finding, file=sys.stderr)
+    if findings:
+        print(f"{len(findings)} problem(s) found", file=sys.stderr)
+        return EXIT_VIOLATIONS
+    print(f"cassettes check: {', '.join(str(p) for p in args.paths)}: clean")
+    return EXIT_CONFORMANT
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -114,6 +229,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "replay":
+            return _cmd_replay(args)
+        if args.command == "record":
+            return _cmd_record(args)
+        if args.command == "cassettes":
+            return _cmd_cassettes_check(args)
     except UsageError as error:
         print(f"toolcall-conformance: error: {error}", file=sys.stderr)
         return EXIT_USAGE

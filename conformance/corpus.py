@@ -420,6 +420,8 @@ def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) 
             "description": scenario.description,
             "dialects": list(scenario.dialects),
             "taxonomy": list(scenario.quirks),
+            # A converter cannot tell snapshots from deltas on its own; the server profile says so.
+            "converter_options": {"cumulative_arguments": True} if "cumulative_arguments" in scenario.dialects else {},
             "checked_with": versions,
             "expected_source": (
                 "scenario definition (hand-checked); the SDK accumulator mishandles this dialect: "

@@ -15,7 +15,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ class Body:
     sse: bytes
     source: str
     request: dict[str, Any] | None = None  # the request JSON, when the source recorded it
+    # Converter options a cassette declares (toolcall_conformance.converter_options), e.g. a server
+    # known to send cumulative argument snapshots.
+    converter_options: dict[str, Any] = field(default_factory=dict)
 
 
 def _payload_api(payload: Any) -> str | None:
@@ -150,7 +153,7 @@ def _read_jsonl(path: Path, text: str) -> list[Any]:
     return payloads
 
 
-def _cassette_body(path: Path) -> tuple[bytes, str | None, dict[str, Any] | None]:
+def _cassette_body(path: Path) -> tuple[bytes, str | None, dict[str, Any] | None, dict[str, Any]]:
     try:
         document = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as error:
@@ -178,7 +181,9 @@ def _cassette_body(path: Path) -> tuple[bytes, str | None, dict[str, Any] | None
             request_json = json.loads(request_body)
         except (json.JSONDecodeError, UnicodeDecodeError):
             request_json = None
-    return raw, url, request_json
+    ours = document.get("toolcall_conformance") or {}
+    options = ours.get("converter_options") or {} if isinstance(ours, dict) else {}
+    return raw, url, request_json, dict(options)
 
 
 def load_body(path: str | Path, api: str | None = None) -> Body:
@@ -191,8 +196,9 @@ def load_body(path: str | Path, api: str | None = None) -> Body:
     suffix = path.suffix.lower()
     url: str | None = None
     request: dict[str, Any] | None = None
+    options: dict[str, Any] = {}
     if suffix in {".yaml", ".yml"}:
-        raw, url, request = _cassette_body(path)
+        raw, url, request, options = _cassette_body(path)
         payloads = sse_payloads(raw)
         if not payloads and raw.lstrip().startswith(b"["):
             payloads = _json_array(path, raw.decode("utf-8"))
@@ -208,7 +214,7 @@ def load_body(path: str | Path, api: str | None = None) -> Body:
         payloads = sse_payloads(raw)
     chosen = api or detect_api(payloads, url)
     sse = raw if raw else to_sse(chosen, payloads)
-    return Body(api=chosen, sse=sse, source=str(path), request=request)
+    return Body(api=chosen, sse=sse, source=str(path), request=request, converter_options=options)
 
 
 def _json_array(path: Path, text: str) -> list[Any]:

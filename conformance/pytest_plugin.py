@@ -1,0 +1,123 @@
+"""pytest integration: a base class to subclass, and a plugin with ``--toolcall-*`` options.
+
+Subclass ``HandlerConformanceTests`` in your own test suite::
+
+    from conformance.pytest_plugin import HandlerConformanceTests
+    from conformance import Capabilities
+
+    class TestMyHandler(HandlerConformanceTests):
+        capabilities = Capabilities(reasoning=False)
+
+        def handler_factory(self, **callbacks):
+            return MyHandler(**callbacks)
+
+Every check becomes one test (``test_<check_id>``): a violation fails with its minimal
+counterexample, a check your capabilities rule out is *skipped* by name. To override a check you
+must mark the override ``@pytest.mark.xfail(reason=...)``; an unmarked override is rejected when
+the class is defined, so a check cannot be silenced by accident.
+
+Or run the suite on a factory without writing any test: ``pytest --toolcall-handler pkg.mod:factory``
+(ini key ``toolcall_handler``), with ``--toolcall-profile`` and ``--toolcall-seed``. Every generated
+test carries the ``toolcall_conformance`` marker. Under pytest-xdist each worker runs the suite for
+the classes it was given; ``--dist loadscope`` keeps one class on one worker.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from conformance.checks import CHECKS, Capabilities
+from conformance.runner import PROFILES, Report, run_conformance
+
+__all__ = ["HandlerConformanceTests"]
+
+MARKER = "toolcall_conformance"
+
+
+def _check_test(check_id: str) -> Callable[..., None]:
+    def test(self: HandlerConformanceTests, toolcall_conformance_report: Report) -> None:
+        result = next(r for r in toolcall_conformance_report.results if r.check.id == check_id)
+        if result.status == "skipped":
+            pytest.skip(f"{check_id}: {result.skipped_reason}")
+        if result.status == "failed":
+            detail = result.counterexample or result.message
+            pytest.fail(f"{result.check.title}\n{detail}\nhow to fix: {result.check.how_to_fix}", pytrace=False)
+
+    test.__name__ = f"test_{check_id}"
+    test.__doc__ = next(c.title for c in CHECKS if c.id == check_id)
+    return test
+
+
+class HandlerConformanceTests:
+    """Base class: one test per conformance check, against ``handler_factory``."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    profile: ClassVar[str | None] = None  # None: the --toolcall-profile option (default "ci")
+    seed: ClassVar[int | None] = None
+
+    def handler_factory(self, **callbacks: Any) -> Any:
+        """Return a fresh handler; receives on_segment_event / on_tool_invocation keyword arguments."""
+        raise NotImplementedError("override handler_factory() to return a fresh handler")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for check in CHECKS:
+            name = f"test_{check.id}"
+            override = cls.__dict__.get(name)
+            if override is None:
+                continue
+            marks = getattr(override, "pytestmark", [])
+            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
+                raise TypeError(
+                    f"{cls.__name__}.{name} overrides conformance check {check.id!r}; mark the override "
+                    f'@pytest.mark.xfail(reason="...") to say why your handler departs from the contract'
+                )
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
+        instance = cls()
+        config = request.config
+        profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
+        seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
+        seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
+        logging.disable(logging.CRITICAL)
+        try:
+            yield run_conformance(
+                instance.handler_factory,
+                capabilities=cls.capabilities,
+                profile=profile,
+                seed=seed,
+                target=type(instance).__name__,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+for _check in CHECKS:
+    setattr(HandlerConformanceTests, f"test_{_check.id}", pytest.mark.toolcall_conformance(_check_test(_check.id)))
+
+
+# -- the plugin ---------------------------------------------------------------------------------
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolcall-conformance", "streaming tool-call conformance")
+    group.addoption("--toolcall-handler", metavar="MODULE:FACTORY", help="run the conformance suite on this handler")
+    group.addoption("--toolcall-profile", choices=sorted(PROFILES), help="search effort (default: ci)")
+    group.addoption("--toolcall-seed", type=int, help="hypothesis seed for the conformance runs (default: 0)")
+    parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
+    parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
+    parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
+    if config.getoption("toolcall_handler") or config.getini("toolcall_handler"):
+        # Collect the generated test module alongside whatever the user asked for.
+        config.args.append(str(Path(__file__).with_name("_generated_tests.py")))
