@@ -50,7 +50,7 @@ class Check:
     title: str
     rationale: str
     how_to_fix: str
-    run: Callable[[CheckContext], list[str]]
+    run: Callable[[Any], list[str]]  # CheckContext for handler checks, ConverterContext for converter checks
     requires: frozenset[str] = field(default_factory=frozenset)
     taxonomy: tuple[str, ...] = ()
 

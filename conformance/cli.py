@@ -73,7 +73,22 @@ def _build_parser() -> argparse.ArgumentParser:
         help="run the conformance checks (default target: the reference implementation)",
         description="Run every contract check against a handler, on built-in scenarios re-fragmented by hypothesis.",
     )
-    run.add_argument("--handler", metavar="MODULE:FACTORY", help="a callable returning a fresh seed-shaped handler")
+    target = run.add_mutually_exclusive_group()
+    target.add_argument("--handler", metavar="MODULE:FACTORY", help="a callable returning a fresh seed-shaped handler")
+    target.add_argument(
+        "--converter",
+        metavar="MODULE:FACTORY",
+        help="a callable taking the wire API name and returning a fresh converter (see reference_impl.converters)",
+    )
+    run.add_argument("--format", choices=WIRE_APIS, help="with --converter: the wire API it converts")
+    run.add_argument(
+        "--cassette-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also check converters on the recordings (with .expected.json) under DIR; repeatable",
+    )
     run.add_argument("--profile", choices=sorted(PROFILES), default="ci", help="how hard to search (default: ci)")
     run.add_argument("--seed", type=int, default=0, help="hypothesis seed; the same seed reproduces a run")
     run.add_argument("--no-reasoning", action="store_true", help="the handler does not support chunk.reasoning")
@@ -196,27 +211,75 @@ def _cmd_cassettes_check(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    if args.handler:
-        factory = load_factory(args.handler)
-        target = args.handler
-    else:
-        factory = reference_impl.ApiToolCallStreamingResponseHandler
-        target = "reference_impl.ApiToolCallStreamingResponseHandler (reference implementation)"
+    from conformance.cassettes import bundled_cassette_dir
+    from conformance.converter_suite import run_converter_conformance
+    from conformance.runner import Report
+
+    if args.format and not args.converter:
+        raise UsageError("--format goes with --converter")
+    if args.converter and not args.format:
+        raise UsageError("--converter needs --format (one of " + ", ".join(WIRE_APIS) + ")")
+    for directory in args.cassette_dir:
+        if not directory.is_dir():
+            raise UsageError(f"--cassette-dir {directory}: no such directory")
     capabilities = Capabilities(reasoning=not args.no_reasoning, stream_errors=not args.no_stream_errors)
     if not args.show_handler_logs:
         logging.disable(logging.CRITICAL)
+    reports: list[Report] = []
     try:
-        report = run_conformance(
-            factory, capabilities=capabilities, profile=args.profile, seed=args.seed, target=target
-        )
+        if args.converter:
+            converter_factory = load_factory(args.converter)
+            reports.append(
+                run_converter_conformance(
+                    lambda _api, **options: converter_factory(**options),
+                    [bundled_cassette_dir(), *args.cassette_dir],
+                    profile=args.profile,
+                    seed=args.seed,
+                    target=args.converter,
+                    apis=[args.format],
+                )
+            )
+        else:
+            if args.handler:
+                factory, target = load_factory(args.handler), args.handler
+            else:
+                factory = reference_impl.ApiToolCallStreamingResponseHandler
+                target = "reference implementation (ApiToolCallStreamingResponseHandler + converters)"
+            reports.append(
+                run_conformance(factory, capabilities=capabilities, profile=args.profile, seed=args.seed, target=target)
+            )
+            if not args.handler:
+                from reference_impl.converters import converter_for
+
+                reports.append(
+                    run_converter_conformance(
+                        converter_for,
+                        [bundled_cassette_dir(), *args.cassette_dir],
+                        profile=args.profile,
+                        seed=args.seed,
+                        target="reference converters",
+                    )
+                )
     finally:
         logging.disable(logging.NOTSET)
+    report = _merge(reports)
     print(render_terminal(report))
     if args.report_json:
         write_json(report, args.report_json)
     if args.junit_xml:
         write_junit(report, args.junit_xml)
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _merge(reports: list[Any]) -> Any:
+    first = reports[0]
+    for other in reports[1:]:
+        first.target = f"{first.target}; {other.target}"
+        first.results += other.results
+        first.scenarios += other.scenarios
+        first.examples += other.examples
+        first.seconds += other.seconds
+    return first
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -77,7 +77,7 @@ def replay_body(
     pieces: Sequence[bytes] | None = None,
     *,
     via_sdk: bool = True,
-    converter_factory: Callable[[str], Any] | None = None,
+    converter_factory: Callable[..., Any] | None = None,
     handler_factory: Callable[[], Any] = ApiToolCallStreamingResponseHandler,
 ) -> ReplayResult:
     """Replay ``body`` through SDK, converter and handler.
@@ -88,7 +88,8 @@ def replay_body(
     """
     from reference_impl.converters import converter_for, iter_chunks
 
-    converter = converter_factory(body.api) if converter_factory else converter_for(body.api, **body.converter_options)
+    # A cassette may declare converter options (a server profile such as cumulative arguments).
+    converter = (converter_factory or converter_for)(body.api, **body.converter_options)
     result = ReplayResult(body.api)
     events = (
         iter_sdk_events(body.api, pieces or [body.sse])

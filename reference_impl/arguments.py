@@ -14,19 +14,45 @@ Policy (taxonomy appendix 4, items 1, 5 and 6):
 
 from __future__ import annotations
 
+import decimal
 import json
+import math
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
 __all__ = ["ArgumentsError", "parse_arguments"]
 
 
+class _BadNumber(ValueError):
+    """A number literal the arguments cannot carry; ``literal`` locates it in the text."""
+
+    def __init__(self, message: str, literal: str) -> None:
+        super().__init__(message)
+        self.literal = literal
+
+
 def _reject_constant(name: str) -> NoReturn:
-    raise ValueError(f"{name} is not valid JSON")
+    raise _BadNumber(f"{name} is not valid JSON", name)
+
+
+def _finite_float(literal: str) -> float:
+    value = float(literal)
+    if value in (math.inf, -math.inf):
+        raise _BadNumber(f"the number {literal} overflows a 64-bit float (it would silently become Infinity)", literal)
+    return value
+
+
+def _big_int(literal: str) -> int:
+    # Python refuses int(str) beyond 4300 digits (a DoS guard); Decimal has no such limit and
+    # converts exactly. Only used on the retry path below, so ordinary ints stay on the C path.
+    return int(decimal.Decimal(literal))
 
 
 # One decoder for the whole process: constructing a JSONDecoder per call is measurable in the hot path.
-_DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant)
+_DECODER = json.JSONDecoder(strict=False, parse_constant=_reject_constant, parse_float=_finite_float)
+_BIG_INT_DECODER = json.JSONDecoder(
+    strict=False, parse_constant=_reject_constant, parse_float=_finite_float, parse_int=_big_int
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +80,36 @@ def _describe_json_type(value: Any) -> str:
     return type(value).__name__
 
 
+def _is_truncation(text: str, error: json.JSONDecodeError) -> bool:
+    """True when the text is a prefix of valid JSON that stopped early, not malformed JSON."""
+    end = len(text.rstrip())
+    if error.pos >= end:
+        return True
+    # The decoder reports an unterminated string (or a cut \\u escape) at its start, not at the end.
+    if error.msg.startswith("Unterminated string"):
+        return True
+    return error.msg.startswith("Invalid \\uXXXX escape") and error.pos + 6 > end
+
+
+def _literal_offset(text: str, start: int, literal: str) -> int:
+    """Where ``literal`` first sits outside strings; only called on the error path."""
+    in_string = escaped = False
+    for position in range(start, len(text)):
+        char = text[position]
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif text.startswith(literal, position):
+            return position
+    return start
+
+
 def parse_arguments(text: str) -> dict[str, Any] | ArgumentsError:
     """Parse complete tool-argument text into a dict, or explain why it cannot be used.
 
@@ -68,20 +124,26 @@ def parse_arguments(text: str) -> dict[str, Any] | ArgumentsError:
     if start == len(text):
         return {}
     try:
-        value, end = _DECODER.raw_decode(text, start)
+        try:
+            value, end = _DECODER.raw_decode(text, start)
+        except ValueError as error:
+            if "integer string conversion" not in str(error):
+                raise
+            value, end = _BIG_INT_DECODER.raw_decode(text, start)
     except json.JSONDecodeError as error:
-        if error.pos >= len(text.rstrip()):
+        if _is_truncation(text, error):
             return ArgumentsError(
-                f"truncated arguments: the JSON ends before the object is complete "
-                f"(at offset {error.pos} of {len(text)})",
-                error.pos,
+                "truncated arguments: the JSON ends before the object is complete "
+                f"(at offset {len(text)} of {len(text)})",
+                len(text),
             )
         return ArgumentsError(
             f"invalid JSON arguments: {error.msg} at offset {error.pos} (line {error.lineno}, column {error.colno})",
             error.pos,
         )
-    except ValueError as error:  # NaN / Infinity via parse_constant
-        return ArgumentsError(f"invalid JSON arguments: {error}", start)
+    except _BadNumber as error:  # NaN / Infinity / float overflow, from the parse hooks
+        offset = _literal_offset(text, start, error.literal)
+        return ArgumentsError(f"invalid JSON arguments: {error} (at offset {offset})", offset)
     except RecursionError:
         return ArgumentsError("invalid JSON arguments: nesting is too deep to decode", start)
     trailing = len(text) - len(text[end:].lstrip())

@@ -53,8 +53,8 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     * within a chunk: ``reasoning``, then ``content``, then ``tool_calls``;
     * TOOL_CALL START metadata ``{"tool_name", "call_id"}``, emitted once the name is known and the
-      arguments begin (or at END when no arguments ever come); arguments that arrive before the
-      name are held and released right after START;
+      arguments begin, or when a later call begins (a no-argument call), or at END; arguments that
+      arrive before the name are held and released right after START;
     * one CONTENT per non-empty ``arguments_delta``, raw, in the ``feed`` that received it;
     * ENDs at ``finalize()`` (or the ``is_complete`` chunk) in START order, text segment first;
       success: ``{"tool_name", "call_id", "arguments"}``; failure: ``{"tool_name", "call_id",
@@ -87,6 +87,11 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
     def _apply_delta(self, delta: ToolCallDelta) -> None:
         state = self._tools.get(delta.index)
         if state is None:
+            # The provider moved on to a new call: earlier calls that have their name but no
+            # arguments yet (no-argument calls) start now, so START and END order follow the wire.
+            for earlier in self._tools.values():
+                if not earlier.started and earlier.name is not None:
+                    self._start_tool(earlier)
             state = _ToolCallState(index=delta.index, segment_id=self._new_segment_id())
             self._tools[delta.index] = state
 
@@ -118,8 +123,10 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
                 self._emit(SegmentEvent.content(state.segment_id, SegmentType.TOOL_CALL, delta.arguments_delta))
             else:
                 state.held_argument_parts.append(delta.arguments_delta)
-                if state.name is not None:
-                    self._start_tool(state)
+        # START as soon as the name is known and the arguments have begun, in whichever order the
+        # two arrived (a name-only delta after held arguments starts the call in that feed).
+        if not state.started and state.name is not None and state.held_argument_parts:
+            self._start_tool(state)
 
     def _start_tool(self, state: _ToolCallState) -> None:
         """Emit START (ending any open text segment) and release arguments held until now."""
