@@ -113,6 +113,26 @@ def _same_json(left: Any, right: Any) -> bool:
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
 
+def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
+    """Pair each expected call with an actual one by name and provider id, in order.
+
+    Calls are matched, not compared by position: the handler contract ends a no-argument call at
+    finalize (after calls that came later), so END order may differ from wire order. Wire order
+    itself is checked on the converter's output (``converter_indices_dense``).
+    """
+    remaining = list(actual.tool_calls)
+    pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
+    for position, want in enumerate(expected.tool_calls):
+        match = next(
+            (got for got in remaining if got.name == want.name and (not want.call_id or got.call_id == want.call_id)),
+            None,
+        )
+        if match is not None:
+            remaining.remove(match)
+        pairs.append((position, want, match))
+    return pairs
+
+
 def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     """Where ``actual`` departs from ``expected`` under the rules in the module docstring."""
     problems: list[str] = []
@@ -122,14 +142,13 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     if len(actual.tool_calls) != len(expected.tool_calls):
         problems.append(
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
-            f"got {len(actual.tool_calls)} ({[c.name for c in actual.tool_calls]})"
+            f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    for position, (want, got) in enumerate(zip(expected.tool_calls, actual.tool_calls, strict=False)):
-        label = f"call {position} ({want.name})"
-        if got.name != want.name:
-            problems.append(f"{label}: name {got.name!r}, expected {want.name!r}")
-        if want.call_id and got.call_id != want.call_id:
-            problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
+    for position, want, got in _pair_calls(expected, actual):
+        label = f"call {position} ({want.name}, id {want.call_id!r})"
+        if got is None:
+            problems.append(f"{label}: no call with this name and id came out")
+            continue
         if abnormal or want.arguments is None:
             if got.arguments is not None:
                 why = (

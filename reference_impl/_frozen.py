@@ -111,9 +111,29 @@ def freeze(value: Any) -> Any:
 
 
 def thaw(value: Any) -> Any:
-    """Return a deep, mutable copy of a (possibly frozen) JSON-like value."""
-    if isinstance(value, dict):
-        return {key: thaw(child) for key, child in value.items()}
-    if isinstance(value, list):
-        return [thaw(child) for child in value]
-    return value
+    """Return a deep, mutable copy of a (possibly frozen) JSON-like value.
+
+    Iterative for the same reason as ``freeze``: arguments the decoder accepted may be nested
+    deeper than the interpreter's recursion limit.
+    """
+    if not isinstance(value, (dict, list)):
+        return value
+    root: list[Any] = [None]
+    stack: list[tuple[Any, Any, Any]] = [(value, root, 0)]
+    while stack:
+        node, parent, key = stack.pop()
+        if isinstance(node, dict):
+            copy: Any = {}
+            for child_key, child in node.items():
+                copy[child_key] = child
+                if isinstance(child, (dict, list)):
+                    stack.append((child, copy, child_key))
+        elif isinstance(node, list):
+            copy = list(node)
+            for position, child in enumerate(node):
+                if isinstance(child, (dict, list)):
+                    stack.append((child, copy, position))
+        else:  # pragma: no cover - only containers are pushed
+            copy = node
+        parent[key] = copy
+    return root[0]

@@ -53,8 +53,9 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     * within a chunk: ``reasoning``, then ``content``, then ``tool_calls``;
     * TOOL_CALL START metadata ``{"tool_name", "call_id"}``, emitted once the name is known and the
-      arguments begin, or when a later call begins (a no-argument call), or at END; arguments that
-      arrive before the name are held and released right after START;
+      arguments begin (or at END when no arguments ever come, so a no-argument call ends after
+      calls that came later); arguments that arrive before the name are held and released right
+      after START;
     * one CONTENT per non-empty ``arguments_delta``, raw, in the ``feed`` that received it;
     * ENDs at ``finalize()`` (or the ``is_complete`` chunk) in START order, text segment first;
       success: ``{"tool_name", "call_id", "arguments"}``; failure: ``{"tool_name", "call_id",
@@ -87,11 +88,6 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
     def _apply_delta(self, delta: ToolCallDelta) -> None:
         state = self._tools.get(delta.index)
         if state is None:
-            # The provider moved on to a new call: earlier calls that have their name but no
-            # arguments yet (no-argument calls) start now, so START and END order follow the wire.
-            for earlier in self._tools.values():
-                if not earlier.started and earlier.name is not None:
-                    self._start_tool(earlier)
             state = _ToolCallState(index=delta.index, segment_id=self._new_segment_id())
             self._tools[delta.index] = state
 
