@@ -98,6 +98,20 @@ def _build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="let the handler's own log records through (silenced by default: it runs thousands of times)",
     )
+    run.add_argument(
+        "--scenario-dir",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="add the saved scenarios (*.json) under DIR to the built-in ones; repeatable",
+    )
+    run.add_argument(
+        "--save-failures",
+        type=Path,
+        metavar="DIR",
+        help="write each failing check's minimal counterexample to DIR as a scenario file",
+    )
     run.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     run.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
     replay = commands.add_parser(
@@ -117,6 +131,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--chunk-bytes", type=int, metavar="N", help="with --via-sdk, serve the body in pieces of N bytes"
     )
     replay.add_argument("--json", action="store_true", help="print one JSON object (schema in docs/replay-schema.md)")
+
+    rerun = commands.add_parser(
+        "rerun",
+        help="re-run saved counterexample scenarios against a handler",
+        description="Replay saved scenario files (from run --save-failures) exactly as saved, with every check.",
+    )
+    rerun.add_argument("paths", type=Path, nargs="+", metavar="FILE_OR_DIR")
+    rerun.add_argument("--handler", metavar="MODULE:FACTORY", help="default: the reference handler")
+    rerun.add_argument("--no-reasoning", action="store_true", help="the handler does not support chunk.reasoning")
 
     record = commands.add_parser(
         "record",
@@ -245,8 +268,22 @@ def _cmd_run(args: argparse.Namespace) -> int:
             else:
                 factory = reference_impl.ApiToolCallStreamingResponseHandler
                 target = "reference implementation (ApiToolCallStreamingResponseHandler + converters)"
+            from conformance.scenario_io import ScenarioFileError, load_scenarios
+            from conformance.scenarios import BUILTIN_SCENARIOS
+
+            try:
+                saved = load_scenarios(args.scenario_dir)
+            except ScenarioFileError as error:
+                raise UsageError(str(error)) from error
             reports.append(
-                run_conformance(factory, capabilities=capabilities, profile=args.profile, seed=args.seed, target=target)
+                run_conformance(
+                    factory,
+                    capabilities=capabilities,
+                    profile=args.profile,
+                    seed=args.seed,
+                    target=target,
+                    scenarios=[*BUILTIN_SCENARIOS, *saved],
+                )
             )
             if not args.handler:
                 from reference_impl.converters import converter_for
@@ -264,10 +301,53 @@ def _cmd_run(args: argparse.Namespace) -> int:
         logging.disable(logging.NOTSET)
     report = _merge(reports)
     print(render_terminal(report))
+    if args.save_failures:
+        _save_failures(report, args.save_failures)
     if args.report_json:
         write_json(report, args.report_json)
     if args.junit_xml:
         write_junit(report, args.junit_xml)
+    return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _save_failures(report: Any, directory: Path) -> None:
+    from conformance.scenario_io import save_scenario
+
+    for result in report.by_status("failed"):
+        if result.counterexample_scenario is not None and result.counterexample_chunks is not None:
+            path = save_scenario(
+                directory, result.counterexample_scenario, result.counterexample_chunks, check=result.check.id
+            )
+            print(f"saved {result.check.id} counterexample: {path}  (re-run: toolcall-conformance rerun {path})")
+
+
+def _cmd_rerun(args: argparse.Namespace) -> int:
+    from conformance.runner import Profile
+    from conformance.scenario_io import ScenarioFileError, load_scenarios
+
+    missing = [str(p) for p in args.paths if not p.exists()]
+    if missing:
+        raise UsageError(f"no such file or directory: {', '.join(missing)}")
+    try:
+        scenarios = load_scenarios(args.paths)
+    except ScenarioFileError as error:
+        raise UsageError(str(error)) from error
+    if not scenarios:
+        raise UsageError("no scenario files (*.json) found")
+    factory = load_factory(args.handler) if args.handler else reference_impl.ApiToolCallStreamingResponseHandler
+    logging.disable(logging.CRITICAL)
+    try:
+        # Exactly the saved chunks: no re-fragmentation, so the counterexample is what runs.
+        report = run_conformance(
+            factory,
+            capabilities=Capabilities(reasoning=not args.no_reasoning),
+            profile=Profile("rerun", 0),
+            scenarios=scenarios,
+            target=args.handler or "reference implementation",
+        )
+    finally:
+        logging.disable(logging.NOTSET)
+    print(render_terminal(report))
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
 
 
@@ -294,6 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "replay":
             return _cmd_replay(args)
+        if args.command == "rerun":
+            return _cmd_rerun(args)
         if args.command == "record":
             return _cmd_record(args)
         if args.command == "cassettes":

@@ -47,6 +47,9 @@ class CheckResult:
     counterexample: str | None = None
     scenarios_run: int = 0
     skipped_reason: str = ""
+    # The minimal failing input, kept so it can be saved and re-run (``run --save-failures``).
+    counterexample_scenario: Scenario | None = None
+    counterexample_chunks: list[ChunkResponse] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -177,6 +180,8 @@ def run_conformance(
                 result.status = "failed"
                 result.message = problems[0]
                 result.counterexample = _counterexample(scenario, chunks, transcript, problems)
+                result.counterexample_scenario = scenario
+                result.counterexample_chunks = list(chunks)
 
     for scenario in scenario_list:
         if not _scenario_applicable(scenario, capabilities):
@@ -205,7 +210,7 @@ def _search_split(
 ) -> None:
     """Let hypothesis look for a re-fragmentation that fails a still-passing check, then shrink it."""
     watched = {check_id for check_id, result in results.items() if result.status == "passed"}
-    if not watched:
+    if not watched or profile.examples_per_scenario <= 0:
         return
     last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], list[ChunkResponse]]] = []
 
