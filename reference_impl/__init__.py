@@ -12,6 +12,7 @@ from reference_impl.arguments import ArgumentsError, parse_arguments
 from reference_impl.handlers import (
     ApiToolCallStreamingResponseHandler,
     HandlerFinalizedError,
+    ParsingStreamingResponseHandler,
     PassThroughStreamingResponseHandler,
     StreamingResponseHandler,
 )
@@ -36,6 +37,7 @@ __all__ = [
     "ArgumentsError",
     "ChunkResponse",
     "HandlerFinalizedError",
+    "ParsingStreamingResponseHandler",
     "PassThroughStreamingResponseHandler",
     "SegmentEvent",
     "SegmentEventType",
