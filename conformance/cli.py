@@ -94,6 +94,14 @@ def _build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-reasoning", action="store_true", help="the handler does not support chunk.reasoning")
     run.add_argument("--no-stream-errors", action="store_true", help="the handler ignores ChunkResponse.error")
     run.add_argument(
+        "--text-format",
+        choices=["xml", "json", "sentinel"],
+        help="the handler parses tool calls embedded in text in this format (checked on text scenarios)",
+    )
+    run.add_argument(
+        "--text-lag", type=int, metavar="N", help="with --text-format: the most text characters the handler holds back"
+    )
+    run.add_argument(
         "--show-handler-logs",
         action="store_true",
         help="let the handler's own log records through (silenced by default: it runs thousands of times)",
@@ -245,7 +253,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for directory in args.cassette_dir:
         if not directory.is_dir():
             raise UsageError(f"--cassette-dir {directory}: no such directory")
-    capabilities = Capabilities(reasoning=not args.no_reasoning, stream_errors=not args.no_stream_errors)
+    capabilities = Capabilities(
+        reasoning=not args.no_reasoning,
+        stream_errors=not args.no_stream_errors,
+        text_format=args.text_format,
+        text_lag_chars=args.text_lag if args.text_format else 0,
+    )
     if not args.show_handler_logs:
         logging.disable(logging.CRITICAL)
     reports: list[Report] = []
@@ -267,14 +280,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
                 factory, target = load_factory(args.handler), args.handler
             else:
                 factory = reference_impl.ApiToolCallStreamingResponseHandler
-                target = "reference implementation (ApiToolCallStreamingResponseHandler + converters)"
+                target = "ApiToolCallStreamingResponseHandler"
             from conformance.scenario_io import ScenarioFileError, load_scenarios
             from conformance.scenarios import BUILTIN_SCENARIOS
+            from conformance.text_formats import text_scenarios
 
             try:
                 saved = load_scenarios(args.scenario_dir)
             except ScenarioFileError as error:
                 raise UsageError(str(error)) from error
+            builtin = text_scenarios(args.text_format) if args.text_format else BUILTIN_SCENARIOS
             reports.append(
                 run_conformance(
                     factory,
@@ -282,9 +297,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
                     profile=args.profile,
                     seed=args.seed,
                     target=target,
-                    scenarios=[*BUILTIN_SCENARIOS, *saved],
+                    scenarios=[*builtin, *saved],
                 )
             )
+            if not args.handler:
+                reports += _reference_text_parsers(args)
             if not args.handler:
                 from reference_impl.converters import converter_for
 
@@ -294,12 +311,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         [bundled_cassette_dir(), *args.cassette_dir],
                         profile=args.profile,
                         seed=args.seed,
-                        target="reference converters",
+                        target="converters (openai-chat, openai-responses, anthropic, gemini)",
                     )
                 )
     finally:
         logging.disable(logging.NOTSET)
-    report = _merge(reports)
+    report = _merge(
+        reports,
+        args.handler or args.converter or "the reference implementation (API handler, 3 text parsers, 4 converters)",
+    )
     print(render_terminal(report))
     if args.save_failures:
         _save_failures(report, args.save_failures)
@@ -308,6 +328,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.junit_xml:
         write_junit(report, args.junit_xml)
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _reference_text_parsers(args: argparse.Namespace) -> list[Any]:
+    """The reference ParsingStreamingResponseHandler, once per text format."""
+    from functools import partial
+
+    from conformance.text_formats import TEXT_FORMATS, text_scenarios
+
+    reports = []
+    for fmt in TEXT_FORMATS:
+        factory = partial(reference_impl.ParsingStreamingResponseHandler, fmt)
+        lag = reference_impl.ParsingStreamingResponseHandler(fmt).max_holdback_chars
+        reports.append(
+            run_conformance(
+                factory,
+                capabilities=Capabilities(text_format=fmt, text_lag_chars=lag),
+                profile=args.profile,
+                seed=args.seed,
+                target=f"ParsingStreamingResponseHandler({fmt!r})",
+                scenarios=text_scenarios(fmt),
+            )
+        )
+    return reports
 
 
 def _save_failures(report: Any, directory: Path) -> None:
@@ -351,10 +394,11 @@ def _cmd_rerun(args: argparse.Namespace) -> int:
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
 
 
-def _merge(reports: list[Any]) -> Any:
+def _merge(reports: list[Any], title: str) -> Any:
+    """One report over several targets; each check result keeps its own target."""
     first = reports[0]
+    first.target = title
     for other in reports[1:]:
-        first.target = f"{first.target}; {other.target}"
         first.results += other.results
         first.scenarios += other.scenarios
         first.examples += other.examples

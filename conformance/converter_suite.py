@@ -262,6 +262,8 @@ def run_converter_conformance(
                 report=report,
             )
     report.results = [results[check.id] for check in CONVERTER_CHECKS]
+    for check_result in report.results:
+        check_result.target = report.target
     report.seconds = time.perf_counter() - started
     return report
 

@@ -24,7 +24,7 @@ from typing import Any
 import yaml
 
 from conformance.expectations import ExpectedToolCall, Outcome, SdkAccumulatorError, sdk_outcome
-from conformance.render import Call, Reasoning, Text, Turn, fake_signature, render_sse, split_evenly
+from conformance.render import Call, Reasoning, ServerCall, Text, Turn, fake_signature, render_sse, split_evenly
 
 __all__ = ["CORPUS", "CorpusScenario", "expected_from_turn", "write_corpus"]
 
@@ -38,8 +38,13 @@ SDK_ACCUMULATOR_MISHANDLES = frozenset(
         "id_on_every_chunk",
         "name_restated",
         "cumulative_arguments",
+        "object_arguments",
     }
 )
+
+# What the expectation says when a stream stops without its terminal event: the SDKs raise nothing
+# (the connection just ends), so the definition says it; a converter must surface it (taxonomy F07).
+CUT_ERROR = "incomplete: the stream ended without its terminal event"
 
 API_URLS = {
     "openai-chat": "https://api.openai.com/v1/chat/completions",
@@ -59,6 +64,9 @@ class CorpusScenario:
     quirks: tuple[str, ...] = ()  # taxonomy classes / QUIRKS.md items this reproduces
     sse_comments: bool = False
     tags: tuple[str, ...] = field(default_factory=tuple)
+    # Why the SDK's own accumulator cannot confirm this non-dialect scenario (the definition is then
+    # the only oracle), e.g. it folds only argument deltas and the arguments come in .done alone.
+    sdk_accumulator_mishandles: str = ""
 
     @property
     def folder(self) -> str:
@@ -85,8 +93,11 @@ def expected_from_turn(turn: Turn, api: str) -> Outcome:
             )
         elif isinstance(item, Text):
             outcome.text += item.text
-        else:
+        elif isinstance(item, Reasoning):
             outcome.reasoning += item.text
+        # A ServerCall ran at the provider: it is never a client tool call, text or reasoning.
+    if turn.ending == "cut":
+        outcome.error = CUT_ERROR
     return outcome
 
 
@@ -200,6 +211,15 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
             (),
         ),
     ]
+    turns.append(
+        (
+            "stream_cut_after_arguments",
+            Turn((_call("write_file", json.dumps({"path": "a.py", "content": "x = 1"}), first),), ending="cut"),
+            "The connection ends after a call's complete arguments but before any finish signal: the turn is "
+            "incomplete and the call, although its JSON parses, must not run.",
+            ("F07",),
+        )
+    )
     if api != "gemini":
         # Gemini sends whole argument objects, so truncated argument text cannot occur on its wire.
         turns += [
@@ -228,8 +248,41 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
                 ("F07",),
             ),
         ]
-    else:
+    if api in ("openai-responses", "anthropic"):
+        server = {"openai-responses": "ws_0", "anthropic": "srvtoolu_01WxYz"}[api]
+        turns.append(
+            (
+                "server_tool_then_client_call",
+                Turn(
+                    (
+                        ServerCall("web_search", split_evenly(json.dumps({"query": "weather Paris"}), 8), server),
+                        Text(("Found a forecast; checking the live value.",)),
+                        _call("get_weather", _WEATHER, first),
+                    )
+                ),
+                "A provider-executed web search (server_tool_use / web_search_call and its result), then a "
+                "client call: only the client call may come out.",
+                ("A19",),
+            )
+        )
+    if api == "openai-responses":
+        turns.append(
+            (
+                "arguments_only_in_done",
+                Turn((_call("get_weather", _WEATHER, first),), extras={"responses_arguments_only_in_done": True}),
+                "No function_call_arguments.delta at all: the arguments come only in .done and output_item.done "
+                "(Codex Spark, Copilot, LM Studio).",
+                ("A15",),
+            )
+        )
+    if api == "gemini":
         turns += [
+            (
+                "truncated_max_tokens",
+                Turn((Text(("The forecast for the week: Monday ", "sunny, Tuesday")),), ending="length"),
+                "finishReason MAX_TOKENS in the middle of the answer: the turn is truncated, not complete.",
+                ("F06",),
+            ),
             (
                 "error_after_text",
                 Turn((Text(("Checking",)),), ending="error"),
@@ -271,6 +324,10 @@ def _dialect_scenarios() -> list[CorpusScenario]:
         "whole_call_per_chunk": ("Each call arrives whole in one chunk (xAI, Groq, Ollama).", ("B08", "C07")),
         "cumulative_arguments": ("Arguments are cumulative snapshots, not deltas (DeepSeek/Qianfan modes).", ("A09",)),
         "azure_empty_first_chunk": ("First chunk has choices: [] and blank id/model (Azure).", ("F04",)),
+        "continuous_usage_stats": (
+            "Every chunk carries the running usage, not only the last (vLLM continuous_usage_stats, SiliconFlow).",
+            ("F03", "F05"),
+        ),
         "finish_stop_with_tools": ("finish_reason 'stop' although tools were called (vLLM, Gemini compat).", ("F01",)),
         "tool_delta_with_finish": (
             "The last tool delta shares its chunk with finish_reason (Mistral, Ollama).",
@@ -283,6 +340,14 @@ def _dialect_scenarios() -> list[CorpusScenario]:
         for name, (description, quirks) in notes.items()
     ]
     scenarios += [
+        CorpusScenario(
+            "dialect_object_arguments",
+            "openai-chat",
+            pair,
+            "Each call arrives whole with arguments as a JSON object, not a string (Ollama-style servers).",
+            ("whole_call_per_chunk", "object_arguments"),
+            ("A11",),
+        ),
         CorpusScenario(
             "openrouter_sse_comments",
             "openai-chat",
@@ -316,11 +381,27 @@ def _dialect_scenarios() -> list[CorpusScenario]:
     return scenarios
 
 
+# Base scenarios the SDK's accumulator cannot confirm: {(api, name): why}.
+_SDK_MISHANDLES = {
+    ("openai-responses", "arguments_only_in_done"): (
+        "the Responses stream helper's running snapshot folds only function_call_arguments.delta, so it "
+        "sees no arguments; they exist only in .done, output_item.done and response.completed"
+    ),
+}
+
+
 def _all() -> tuple[CorpusScenario, ...]:
     scenarios: list[CorpusScenario] = []
     for api in ("openai-chat", "openai-responses", "anthropic", "gemini"):
         scenarios += [
-            CorpusScenario(name, api, turn, description, quirks=quirks)
+            CorpusScenario(
+                name,
+                api,
+                turn,
+                description,
+                quirks=quirks,
+                sdk_accumulator_mishandles=_SDK_MISHANDLES.get((api, name), ""),
+            )
             for name, turn, description, quirks in _base_turns(api)
         ]
     return tuple(scenarios + _dialect_scenarios())
@@ -404,12 +485,14 @@ def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) 
             disagreements = _compare(expected, sdk)
         except SdkAccumulatorError as error:
             sdk, disagreements = None, [str(error)]
-        dialect_known_bad = bool(set(scenario.dialects) & SDK_ACCUMULATOR_MISHANDLES)
+        dialect_known_bad = bool(set(scenario.dialects) & SDK_ACCUMULATOR_MISHANDLES) or bool(
+            scenario.sdk_accumulator_mishandles
+        )
         if disagreements and not dialect_known_bad:
             raise RuntimeError(f"{scenario.api}/{scenario.name}: the SDK accumulator disagrees: {disagreements}")
         if sdk is not None:
             expected.finish_reason = sdk.finish_reason
-            expected.error = sdk.error
+            expected.error = sdk.error or expected.error
         metadata = {
             "origin": "written",
             "origin_note": (
@@ -428,6 +511,11 @@ def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) 
                 + "; ".join(disagreements)
                 if disagreements
                 else "scenario definition (hand-checked), confirmed by the SDK's own stream accumulator"
+            )
+            + (
+                "; the error (no terminal event) is from the definition: an SDK raises nothing when a stream stops"
+                if scenario.turn.ending == "cut"
+                else ""
             ),
         }
         folder = directory / scenario.folder

@@ -24,6 +24,7 @@ __all__ = [
     "OPENAI_COMPAT_DIALECTS",
     "Call",
     "Reasoning",
+    "ServerCall",
     "Text",
     "Turn",
     "fake_signature",
@@ -68,7 +69,26 @@ class Call:
         return "".join(self.argument_pieces)
 
 
-Item = Text | Reasoning | Call
+@dataclass(frozen=True)
+class ServerCall:
+    """A provider-executed tool (Anthropic ``server_tool_use``, Responses ``web_search_call``) and its result.
+
+    Never a client tool call: a correct converter emits nothing for it. ``input`` is the JSON text
+    of the tool's input (streamed in ``input_pieces`` on Anthropic); ``result`` a short summary of
+    what the provider found. OpenAI Chat and Gemini have no such item in this corpus.
+    """
+
+    name: str
+    input_pieces: tuple[str, ...]
+    call_id: str
+    result: str = "Paris: 18 C, light rain"
+
+    @property
+    def input(self) -> str:
+        return "".join(self.input_pieces)
+
+
+Item = Text | Reasoning | Call | ServerCall
 
 
 @dataclass(frozen=True)
@@ -115,6 +135,8 @@ def _render_openai_chat(turn: Turn) -> list[dict[str, Any]]:
             chunks += [_chat_chunk(turn, {"reasoning_content": piece}) for piece in item.pieces]
         elif isinstance(item, Text):
             chunks += [_chat_chunk(turn, {"content": piece}) for piece in item.pieces]
+        elif isinstance(item, ServerCall):
+            raise ValueError("OpenAI Chat Completions streams no provider-executed tools")
         else:
             index = next(call_index)
             header = {
@@ -242,6 +264,19 @@ def _render_openai_responses(turn: Turn) -> list[dict[str, Any]]:
             part = {"type": "output_text", "text": item.text, "annotations": []}
             emit("response.content_part.done", item_id=item_id, output_index=output_index, content_index=0, part=part)
             done = {"id": item_id, "type": "message", "role": "assistant", "status": "completed", "content": [part]}
+        elif isinstance(item, ServerCall):
+            # A hosted tool (web search): its own item type and progress events, never a function_call.
+            item_id = f"ws_{output_index}"
+            kind = f"{item.name}_call"
+            emit(
+                "response.output_item.added",
+                output_index=output_index,
+                item={"id": item_id, "type": kind, "status": "in_progress"},
+            )
+            for stage in ("in_progress", "searching", "completed"):
+                emit(f"response.{kind}.{stage}", item_id=item_id, output_index=output_index)
+            action = {"type": "search", **json.loads(item.input or "{}")}
+            done = {"id": item_id, "type": kind, "status": "completed", "action": action}
         else:
             item_id = f"fc_{output_index}"
             added: dict[str, Any] = {
@@ -253,7 +288,9 @@ def _render_openai_responses(turn: Turn) -> list[dict[str, Any]]:
                 "status": "in_progress",
             }
             emit("response.output_item.added", output_index=output_index, item=added)
-            for piece in item.argument_pieces:
+            # Some producers (Codex Spark, Copilot) send no argument deltas: the text is only in .done.
+            streamed = () if turn.extras.get("responses_arguments_only_in_done") else item.argument_pieces
+            for piece in streamed:
                 if piece:
                     emit(
                         "response.function_call_arguments.delta",
@@ -329,7 +366,10 @@ def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
             },
         }
     ]
-    for index, item in enumerate(turn.items):
+    # Block indexes count every block; a server tool adds two (its use and its result).
+    blocks = itertools.count()
+    for item in turn.items:
+        index = next(blocks)
         if isinstance(item, Reasoning):
             events.append(
                 {
@@ -358,6 +398,28 @@ def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
                 {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}}
                 for p in item.pieces
             ]
+        elif isinstance(item, ServerCall):
+            use = {"type": "server_tool_use", "id": item.call_id, "name": item.name, "input": {}}
+            events.append({"type": "content_block_start", "index": index, "content_block": use})
+            events += [
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": p},
+                }
+                for p in ("", *item.input_pieces)
+            ]
+            events.append({"type": "content_block_stop", "index": index})
+            index = next(blocks)
+            found = {
+                "type": "web_search_result",
+                "url": "https://weather.example/paris",
+                "title": item.result,
+                "encrypted_content": fake_signature(item.call_id),
+                "page_age": None,
+            }
+            result = {"type": f"{item.name}_tool_result", "tool_use_id": item.call_id, "content": [found]}
+            events.append({"type": "content_block_start", "index": index, "content_block": result})
         else:
             block: dict[str, Any] = {"type": "tool_use", "id": item.call_id, "name": item.name, "input": {}}
             events.append({"type": "content_block_start", "index": index, "content_block": block})
@@ -408,6 +470,8 @@ def _render_gemini(turn: Turn) -> list[dict[str, Any]]:
             chunks += [chunk([{"text": p, "thought": True}]) for p in item.pieces]
         elif isinstance(item, Text):
             chunks += [chunk([{"text": p}]) for p in item.pieces]
+        elif isinstance(item, ServerCall):
+            raise ValueError("the Gemini renderer has no provider-executed tool items")
         else:
             # Gemini streams no argument text: each call arrives whole, args as a JSON object.
             function_call: dict[str, Any] = {"name": item.name}
@@ -545,6 +609,37 @@ def _cumulative_arguments(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return chunks
 
 
+def _object_arguments(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``arguments`` is a JSON object, not a string (Ollama-style servers, A11). Apply after whole_call_per_chunk."""
+    for entry in _tool_entries(chunks):
+        arguments = entry["function"].get("arguments")
+        if isinstance(arguments, str) and arguments.strip():
+            try:
+                entry["function"]["arguments"] = json.loads(arguments)
+            except json.JSONDecodeError:
+                raise ValueError(
+                    f"object_arguments needs each call's arguments whole in one entry (apply whole_call_per_chunk "
+                    f"first); got the fragment {arguments!r}"
+                ) from None
+    return chunks
+
+
+def _continuous_usage_stats(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every chunk carries the running usage (vLLM ``continuous_usage_stats``, SiliconFlow), not only the last."""
+    final = next((chunk["usage"] for chunk in reversed(chunks) if chunk.get("usage")), None)
+    prompt = final["prompt_tokens"] if final else 0
+    ceiling = final["completion_tokens"] if final else len(chunks)
+    for position, chunk in enumerate(chunks):
+        if chunk.get("choices") and not chunk.get("usage"):
+            completion = min(position, ceiling)
+            chunk["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+    return chunks
+
+
 def _azure_empty_first_chunk(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     first = {
         "choices": [],
@@ -596,6 +691,8 @@ OPENAI_COMPAT_DIALECTS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str
     "name_restated": _name_restated,
     "whole_call_per_chunk": _whole_call_per_chunk,
     "cumulative_arguments": _cumulative_arguments,
+    "object_arguments": _object_arguments,
+    "continuous_usage_stats": _continuous_usage_stats,
     "azure_empty_first_chunk": _azure_empty_first_chunk,
     "finish_stop_with_tools": _finish_stop_with_tools,
     "tool_delta_with_finish": _tool_delta_with_finish,

@@ -21,12 +21,23 @@ def render_terminal(report: Report, *, verbose: bool = False) -> str:
     ]
     width = max((len(result.check.id) for result in report.results), default=10)
     marks = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
-    for result in report.results:
-        detail = result.skipped_reason if result.status == "skipped" else result.check.title
-        lines.append(f"  {marks[result.status]}  {result.check.id.ljust(width)}  {detail}")
+    targets = list(dict.fromkeys(result.target for result in report.results))
+    for target in targets:
+        if len(targets) > 1:
+            lines.append(f"{target}:")
+        for result in (r for r in report.results if r.target == target):
+            detail = result.skipped_reason if result.status == "skipped" else result.check.title
+            lines.append(f"  {marks[result.status]}  {result.check.id.ljust(width)}  {detail}")
+        if len(targets) > 1:
+            lines.append("")
     failed = report.by_status("failed")
     for result in failed:
-        lines += ["", f"--- {result.check.id}: {result.check.title}", f"why it matters: {result.check.rationale}"]
+        where = f" [{result.target}]" if len(targets) > 1 else ""
+        lines += [
+            "",
+            f"--- {result.check.id}{where}: {result.check.title}",
+            f"why it matters: {result.check.rationale}",
+        ]
         if result.counterexample:
             lines += ["minimal counterexample:", *("  " + line for line in result.counterexample.splitlines())]
         lines.append(f"how to fix: {result.check.how_to_fix}")
@@ -54,7 +65,7 @@ def write_junit(report: Report, path: Path) -> None:
         time=f"{report.seconds:.3f}",
     )
     for result in report.results:
-        case = ET.SubElement(suite, "testcase", classname="toolcall_conformance", name=result.check.id)
+        case = ET.SubElement(suite, "testcase", classname=result.target or "toolcall_conformance", name=result.check.id)
         if result.status == "failed":
             failure = ET.SubElement(case, "failure", message=result.message[:500])
             failure.text = result.counterexample or result.message

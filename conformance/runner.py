@@ -47,6 +47,7 @@ class CheckResult:
     counterexample: str | None = None
     scenarios_run: int = 0
     skipped_reason: str = ""
+    target: str = ""  # which handler or converter this verdict is about, when a report covers several
     # The minimal failing input, kept so it can be saved and re-run (``run --save-failures``).
     counterexample_scenario: Scenario | None = None
     counterexample_chunks: list[ChunkResponse] | None = None
@@ -54,6 +55,7 @@ class CheckResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.check.id,
+            "target": self.target,
             "title": self.check.title,
             "status": self.status,
             "message": self.message or self.skipped_reason,
@@ -114,9 +116,18 @@ def _counterexample(
     return "\n".join(lines)
 
 
+_WHY_NOT_APPLICABLE = {
+    "api_tool_calls": "applies to provider-native tool calls only; this handler parses tool calls from text",
+    "text_lag": "the handler declares no bound on how much text it holds back",
+    "reasoning": "the handler does not declare reasoning support",
+    "callbacks": "the handler does not take callbacks",
+    "stream_errors": "the handler does not declare support for ChunkResponse.error",
+}
+
+
 def _applicable(check: Check, capabilities: Capabilities) -> str:
     missing = sorted(name for name in check.requires if not capabilities.has(name))
-    return f"handler does not declare: {', '.join(missing)}" if missing else ""
+    return "; ".join(_WHY_NOT_APPLICABLE.get(name, f"handler does not declare {name}") for name in missing)
 
 
 def _scenario_applicable(scenario: Scenario, capabilities: Capabilities) -> bool:
@@ -195,6 +206,8 @@ def run_conformance(
         _search_split(scenario, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
 
     report.results = [results[check.id] for check in check_list]
+    for result in report.results:
+        result.target = report.target
     report.seconds = time.perf_counter() - started
     return report
 

@@ -9,12 +9,29 @@ import logging
 
 from reference_impl.adapter import ToolInvocationAdapter
 from reference_impl.arguments import ArgumentsError, parse_arguments
+from reference_impl.factory import (
+    STREAM_PARSER_ENV_VAR,
+    UnknownToolCallFormatError,
+    create_streaming_handler,
+    resolve_tool_call_format,
+)
 from reference_impl.handlers import (
     ApiToolCallStreamingResponseHandler,
     HandlerFinalizedError,
     ParsingStreamingResponseHandler,
     PassThroughStreamingResponseHandler,
     StreamingResponseHandler,
+)
+from reference_impl.tracker import (
+    AliasConflictError,
+    CallCompletedError,
+    CallConflictError,
+    DuplicateCallError,
+    InvalidKeyError,
+    ToolCallTracker,
+    TrackedCall,
+    TrackerError,
+    UnknownCallError,
 )
 from reference_impl.types import (
     ChunkResponse,
@@ -33,10 +50,16 @@ __version__ = "0.1.0"
 logging.getLogger("reference_impl").addHandler(logging.NullHandler())
 
 __all__ = [
+    "STREAM_PARSER_ENV_VAR",
+    "AliasConflictError",
     "ApiToolCallStreamingResponseHandler",
     "ArgumentsError",
+    "CallCompletedError",
+    "CallConflictError",
     "ChunkResponse",
+    "DuplicateCallError",
     "HandlerFinalizedError",
+    "InvalidKeyError",
     "ParsingStreamingResponseHandler",
     "PassThroughStreamingResponseHandler",
     "SegmentEvent",
@@ -46,8 +69,15 @@ __all__ = [
     "StreamingResponseHandler",
     "TokenUsage",
     "ToolCallDelta",
+    "ToolCallTracker",
     "ToolInvocation",
     "ToolInvocationAdapter",
+    "TrackedCall",
+    "TrackerError",
+    "UnknownCallError",
+    "UnknownToolCallFormatError",
     "__version__",
+    "create_streaming_handler",
     "parse_arguments",
+    "resolve_tool_call_format",
 ]

@@ -11,10 +11,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance import run_conformance
-from reference_impl import ApiToolCallStreamingResponseHandler
+from conformance import Capabilities, run_conformance
+from conformance.text_formats import text_scenarios
+from reference_impl import ApiToolCallStreamingResponseHandler, ParsingStreamingResponseHandler
 from tests.mutants.alternative_handlers import ALTERNATIVES
 from tests.mutants.api_handler_mutants import MUTANTS, Mutant
+from tests.mutants.parser_mutants import PARSER_MUTANTS
 
 
 @pytest.fixture(autouse=True)
@@ -33,6 +35,21 @@ def test_suite_catches_mutant(mutant: Mutant) -> None:
     assert failed & mutant.caught_by, (
         f"{mutant.name} was caught by {sorted(failed)}, not by the check meant for it ({sorted(mutant.caught_by)})"
     )
+
+
+@pytest.mark.parametrize("mutant", PARSER_MUTANTS, ids=[m.name for m in PARSER_MUTANTS])
+def test_suite_catches_parser_mutant(mutant: Mutant) -> None:
+    fmt = mutant.name.split("[")[1].rstrip("]")
+    lag = ParsingStreamingResponseHandler(fmt).max_holdback_chars
+    report = run_conformance(
+        mutant.factory,
+        capabilities=Capabilities(text_format=fmt, text_lag_chars=lag),
+        scenarios=text_scenarios(fmt),
+        profile="ci",
+        seed=0,
+    )
+    failed = {result.check.id for result in report.by_status("failed")}
+    assert failed & mutant.caught_by, f"{mutant.name}: caught by {sorted(failed)}, expected {sorted(mutant.caught_by)}"
 
 
 @pytest.mark.parametrize("name", sorted(ALTERNATIVES))

@@ -1,0 +1,87 @@
+"""Deliberately broken text-embedded tool-call handlers: one realistic parser bug each (E classes)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reference_impl import ParsingStreamingResponseHandler, SegmentType
+from reference_impl.parsers import _base
+from reference_impl.parsers._base import ToolCallFailure
+from tests.mutants.api_handler_mutants import Mutant
+
+
+class DropHeldTextAtEnd(ParsingStreamingResponseHandler):
+    """DROP_TAIL_AT_EOS: text held back as a possible opener is lost when the stream ends (E04)."""
+
+    def _finish_stream(self) -> None:
+        if self._parser.is_holding:
+            self._parser._state = _base.OUTSIDE  # the held candidate is forgotten, not released
+        super()._finish_stream()
+
+
+class UnterminatedBlockRunsWithEmptyArguments(ParsingStreamingResponseHandler):
+    """EMIT_UNTERMINATED_AS_SUCCESS: a block that never closes runs with {} (E08, D03)."""
+
+    def _tool_end(self, result: Any) -> None:
+        if isinstance(result, ToolCallFailure) and result.unterminated:
+            result = {}
+        super()._tool_end(result)
+
+
+class BufferAllText(ParsingStreamingResponseHandler):
+    """BUFFER_TEXT: prose is held until the end of the stream instead of streaming (E03)."""
+
+    def _init_stream_state(self) -> None:
+        super()._init_stream_state()
+        self._held_prose: list[str] = []
+
+    def _emit_text(self, segment_type: SegmentType, delta: str) -> None:
+        if segment_type is SegmentType.TEXT and not self.is_finalized:
+            self._held_prose.append(delta)
+            return
+        super()._emit_text(segment_type, delta)
+
+    def _finish_stream(self) -> None:
+        self._parser.finish()
+        held, self._held_prose = "".join(self._held_prose), []
+        super()._emit_text(SegmentType.TEXT, held)
+        super()._finish_stream()
+
+
+class _NeverOpenFence(_base.FenceTracker):
+    def is_open(self) -> bool:
+        return False
+
+
+class IgnoreFences(ParsingStreamingResponseHandler):
+    """IGNORE_FENCES: tool markup inside a ``` code block is executed (E06)."""
+
+    def _init_stream_state(self) -> None:
+        super()._init_stream_state()
+        self._parser._fence = _NeverOpenFence()
+
+
+def _parser_mutant(name: str, taxonomy: tuple[str, ...], caught_by: set[str], cls: type, fmt: str) -> Mutant:
+    def factory(**callbacks: Any) -> Any:
+        return cls(fmt, **callbacks)
+
+    doc = (cls.__doc__ or name).strip().splitlines()[0]
+    return Mutant(f"{name}[{fmt}]", taxonomy, frozenset(caught_by), factory, doc)
+
+
+PARSER_MUTANTS: tuple[Mutant, ...] = tuple(
+    mutant
+    for fmt in ("xml", "json", "sentinel")
+    for mutant in (
+        _parser_mutant("drop_held_text_at_end", ("E04",), {"text_conserved"}, DropHeldTextAtEnd, fmt),
+        _parser_mutant(
+            "unterminated_block_runs_with_empty_arguments",
+            ("E08", "D03"),
+            {"invalid_arguments_flagged"},
+            UnterminatedBlockRunsWithEmptyArguments,
+            fmt,
+        ),
+        _parser_mutant("buffer_all_text", ("E03",), {"text_streams_within_lag"}, BufferAllText, fmt),
+        _parser_mutant("ignore_fences", ("E06",), {"invocations_match_stream", "text_conserved"}, IgnoreFences, fmt),
+    )
+)
