@@ -7,7 +7,12 @@ from typing import Any
 import pytest
 
 from conformance.cli import UsageError, load_factory
-from conformance.pytest_plugin import HandlerConformanceTests
+from conformance.pytest_plugin import ConverterConformanceTests, HandlerConformanceTests
+
+
+def _spec(config: pytest.Config, name: str) -> str:
+    value: str = config.getoption(name) or config.getini(name)
+    return value
 
 
 class TestToolcallConformance(HandlerConformanceTests):
@@ -18,7 +23,7 @@ class TestToolcallConformance(HandlerConformanceTests):
     @pytest.fixture(scope="class", autouse=True)
     @classmethod
     def _bind_factory(cls, request: pytest.FixtureRequest) -> None:
-        spec = request.config.getoption("toolcall_handler") or request.config.getini("toolcall_handler")
+        spec = _spec(request.config, "toolcall_handler")
         try:
             cls._factory = staticmethod(load_factory(spec))
         except UsageError as error:
@@ -26,3 +31,26 @@ class TestToolcallConformance(HandlerConformanceTests):
 
     def handler_factory(self, **callbacks: Any) -> Any:
         return type(self)._factory(**callbacks)
+
+
+class TestToolcallConverterConformance(ConverterConformanceTests):
+    """The converter checks against --toolcall-converter (default: the reference converters)."""
+
+    _factory: Any = None
+
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _bind_factory(cls, request: pytest.FixtureRequest) -> None:
+        spec = _spec(request.config, "toolcall_converter")
+        if not spec:
+            from reference_impl.converters import converter_for
+
+            cls._factory = staticmethod(converter_for)
+            return
+        try:
+            cls._factory = staticmethod(load_factory(spec))
+        except UsageError as error:
+            pytest.exit(f"toolcall-conformance: {error}", returncode=4)
+
+    def converter_factory(self, api: str, **options: Any) -> Any:
+        return type(self)._factory(api, **options)

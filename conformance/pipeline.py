@@ -126,7 +126,7 @@ def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedT
         match = next(
             (got for got in remaining if got.name == want.name and (not want.call_id or got.call_id == want.call_id)),
             None,
-        )
+        ) or next((got for got in remaining if got.name == want.name), None)
         if match is not None:
             remaining.remove(match)
         pairs.append((position, want, match))
@@ -147,8 +147,10 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     for position, want, got in _pair_calls(expected, actual):
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         if got is None:
-            problems.append(f"{label}: no call with this name and id came out")
+            problems.append(f"{label}: no call with this name came out")
             continue
+        if want.call_id and got.call_id != want.call_id:
+            problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
         if abnormal or want.arguments is None:
             if got.arguments is not None:
                 why = (

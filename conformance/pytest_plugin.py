@@ -31,16 +31,18 @@ from typing import Any, ClassVar
 
 import pytest
 
+from conformance.cassettes import bundled_cassette_dir
 from conformance.checks import CHECKS, Capabilities
+from conformance.converter_suite import CONVERTER_CHECKS, run_converter_conformance
 from conformance.runner import PROFILES, Report, run_conformance
 
-__all__ = ["HandlerConformanceTests"]
+__all__ = ["ConverterConformanceTests", "HandlerConformanceTests"]
 
 MARKER = "toolcall_conformance"
 
 
 def _check_test(check_id: str) -> Callable[..., None]:
-    def test(self: HandlerConformanceTests, toolcall_conformance_report: Report) -> None:
+    def test(self: Any, toolcall_conformance_report: Report) -> None:
         result = next(r for r in toolcall_conformance_report.results if r.check.id == check_id)
         if result.status == "skipped":
             pytest.skip(f"{check_id}: {result.skipped_reason}")
@@ -49,7 +51,7 @@ def _check_test(check_id: str) -> Callable[..., None]:
             pytest.fail(f"{result.check.title}\n{detail}\nhow to fix: {result.check.how_to_fix}", pytrace=False)
 
     test.__name__ = f"test_{check_id}"
-    test.__doc__ = next(c.title for c in CHECKS if c.id == check_id)
+    test.__doc__ = next(c.title for c in (*CHECKS, *CONVERTER_CHECKS) if c.id == check_id)
     return test
 
 
@@ -103,6 +105,60 @@ for _check in CHECKS:
     setattr(HandlerConformanceTests, f"test_{_check.id}", pytest.mark.toolcall_conformance(_check_test(_check.id)))
 
 
+class ConverterConformanceTests:
+    """Base class: one test per converter check, over recordings with expectations.
+
+    Override ``converter_factory(api, **options)``; set ``cassette_dirs`` to your recordings (the
+    bundled cassettes are always included) and ``apis`` to the wire APIs your converter speaks.
+    """
+
+    cassette_dirs: ClassVar[tuple[Path, ...]] = ()
+    apis: ClassVar[tuple[str, ...] | None] = None
+    profile: ClassVar[str | None] = None
+    seed: ClassVar[int | None] = None
+
+    def converter_factory(self, api: str, **options: Any) -> Any:
+        """Return a fresh converter for ``api`` (options come from cassette metadata)."""
+        raise NotImplementedError("override converter_factory(api, **options)")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for check in CONVERTER_CHECKS:
+            override = cls.__dict__.get(f"test_{check.id}")
+            marks = getattr(override, "pytestmark", []) if override is not None else []
+            if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+                raise TypeError(
+                    f"{cls.__name__}.test_{check.id} overrides converter check {check.id!r}; mark the override "
+                    f'@pytest.mark.xfail(reason="...")'
+                )
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
+        instance = cls()
+        config = request.config
+        extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
+        extra += [Path(p) for p in config.getini("toolcall_cassette_dirs")]
+        profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
+        seed = cls.seed if cls.seed is not None else (config.getoption("toolcall_seed") or 0)
+        logging.disable(logging.CRITICAL)
+        try:
+            yield run_converter_conformance(
+                instance.converter_factory,
+                [bundled_cassette_dir(), *cls.cassette_dirs, *extra],
+                profile=profile,
+                seed=int(seed),
+                target=cls.__name__,
+                apis=list(cls.apis) if cls.apis else None,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+for _check in CONVERTER_CHECKS:
+    setattr(ConverterConformanceTests, f"test_{_check.id}", pytest.mark.toolcall_conformance(_check_test(_check.id)))
+
+
 # -- the plugin ---------------------------------------------------------------------------------
 
 
@@ -111,13 +167,55 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolcall-handler", metavar="MODULE:FACTORY", help="run the conformance suite on this handler")
     group.addoption("--toolcall-profile", choices=sorted(PROFILES), help="search effort (default: ci)")
     group.addoption("--toolcall-seed", type=int, help="hypothesis seed for the conformance runs (default: 0)")
+    group.addoption(
+        "--toolcall-converter",
+        metavar="MODULE:FACTORY",
+        help="run the converter checks on this factory(api, **options)",
+    )
+    group.addoption(
+        "--toolcall-cassette-dir",
+        action="append",
+        metavar="DIR",
+        help="also run the converter checks on the recordings under DIR (repeatable)",
+    )
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
+    parser.addini("toolcall_converter", "converter factory (MODULE:FACTORY) to run the converter checks on", default="")
+    parser.addini("toolcall_cassette_dirs", "recording directories for the converter checks", type="paths", default=[])
+
+
+def _wants_handler(config: pytest.Config) -> bool:
+    return bool(config.getoption("toolcall_handler") or config.getini("toolcall_handler"))
+
+
+def _wants_converter(config: pytest.Config) -> bool:
+    return bool(
+        config.getoption("toolcall_converter")
+        or config.getini("toolcall_converter")
+        or config.getoption("toolcall_cassette_dir")
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the generated test classes the command line asked for (the others are deselected)."""
+    unwanted = set()
+    if not _wants_handler(config):
+        unwanted.add("TestToolcallConformance")
+    if not _wants_converter(config):
+        unwanted.add("TestToolcallConverterConformance")
+    dropped = [
+        item
+        for item in items
+        if item.path.name == "_generated_tests.py" and getattr(getattr(item, "cls", None), "__name__", "") in unwanted
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
-    if config.getoption("toolcall_handler") or config.getini("toolcall_handler"):
+    if _wants_handler(config) or _wants_converter(config):
         # Collect the generated test module alongside whatever the user asked for.
         config.args.append(str(Path(__file__).with_name("_generated_tests.py")))

@@ -27,7 +27,7 @@ def test_subclass_runs_one_test_per_check_and_skips_by_name(pytester: pytest.Pyt
     pytester.makepyfile(test_reference=REFERENCE_SUBCLASS)
     result = pytester.runpytest("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(CHECKS) - 1, skipped=1)
-    result.stdout.fnmatch_lines(["*reasoning_conserved: handler does not declare: reasoning*"])
+    result.stdout.fnmatch_lines(["*reasoning_conserved: the handler does not declare reasoning support*"])
 
 
 def test_unmarked_override_is_rejected(pytester: pytest.Pytester) -> None:
@@ -89,3 +89,57 @@ def test_unimportable_factory_stops_with_a_clear_message(pytester: pytest.Pytest
     result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-handler", "no_such_module_xyz:make")
     result.stdout.fnmatch_lines(["*cannot import module 'no_such_module_xyz'*"])
     assert result.ret != 0
+
+
+def test_cassette_dir_option_runs_converter_checks_on_user_recordings(pytester: pytest.Pytester) -> None:
+    from conformance.cassettes import bundled_cassette_dir
+    from conformance.converter_suite import CONVERTER_CHECKS
+
+    recordings = pytester.mkdir("recordings")
+    for name in ("single_call.yaml", "single_call.expected.json"):
+        (recordings / name).write_bytes((bundled_cassette_dir() / "anthropic" / name).read_bytes())
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--toolcall-cassette-dir", str(recordings), "--toolcall-profile", "dev"
+    )
+    result.assert_outcomes(passed=len(CONVERTER_CHECKS))
+
+
+def test_converter_base_class_reports_a_broken_converter(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_my_converter="""
+from conformance.pytest_plugin import ConverterConformanceTests
+from reference_impl.converters import converter_for
+
+
+class ForgetsIds:
+    def __init__(self, inner):
+        self._inner = inner
+        self.api_errors = inner.api_errors
+
+    def _strip(self, chunks):
+        for chunk in chunks:
+            for delta in chunk.tool_calls or ():
+                delta.call_id = None
+        return chunks
+
+    def convert(self, event):
+        return self._strip(self._inner.convert(event))
+
+    def finish(self):
+        return self._strip(self._inner.finish())
+
+    def fail(self, error):
+        return self._strip(self._inner.fail(error))
+
+
+class TestForgetsIds(ConverterConformanceTests):
+    apis = ("openai-chat",)
+    profile = "dev"
+
+    def converter_factory(self, api, **options):
+        return ForgetsIds(converter_for(api, **options))
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*test_converter_outcome_matches*", "*call id None, the provider sent*"])
+    assert result.ret == 1
