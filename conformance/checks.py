@@ -231,11 +231,20 @@ def _invalid_arguments_flagged(ctx: CheckContext) -> list[str]:
 def _invocations_match_stream(ctx: CheckContext) -> list[str]:
     want = [(c.name, c.call_id, _fmt(c.arguments)) for c in ctx.scenario.expected.tool_calls if c.valid]
     got = [(inv.name, inv.id, _fmt(inv.arguments)) for inv in ctx.transcript.invocations]
-    # Calls without a provider id get a handler-chosen id: compare those on name and arguments only.
-    want_cmp = [(n, i, a) if i else (n, None, a) for n, i, a in want]
-    no_id = {(n, a) for n, i, a in want if not i}
-    got_cmp = [(n, None, a) if (n, a) in no_id else (n, i, a) for n, i, a in got]
-    if Counter(got_cmp) == Counter(want_cmp):
+    remaining = list(got)
+    unmatched = []
+    # Calls the provider gave an id must come out with exactly that id; calls without one get a
+    # handler-chosen id, so they are matched on name and arguments among what is left.
+    for name, call_id, arguments in sorted(want, key=lambda call: call[1] is None):
+        if call_id is not None:
+            match = next((g for g in remaining if g == (name, call_id, arguments)), None)
+        else:
+            match = next((g for g in remaining if (g[0], g[2]) == (name, arguments)), None)
+        if match is None:
+            unmatched.append((name, call_id, arguments))
+        else:
+            remaining.remove(match)
+    if not unmatched and not remaining:
         return []
     lines = ["invocations differ from the stream's tool calls:"]
     lines += [f"  expected {n}({a}) id={i!r}" for n, i, a in want]
@@ -272,13 +281,23 @@ def _segment_per_call(ctx: CheckContext) -> list[str]:
 
 
 def _provider_ids_kept(ctx: CheckContext) -> list[str]:
-    problems = []
+    # Per tool name, the ids on the ENDs must be exactly the ids the provider sent (None where it
+    # sent none), however late they arrived.
+    want: dict[str | None, Counter[str | None]] = defaultdict(Counter)
+    for call in ctx.scenario.expected.tool_calls:
+        want[call.name][call.call_id] += 1
+    got: dict[str | None, Counter[str | None]] = defaultdict(Counter)
     for seq in _tool_segments(ctx.transcript.events):
         end = _end_metadata(seq)
         name = end.get("tool_name") or seq[0].metadata.get("tool_name")
-        candidates = [c.call_id for c in ctx.scenario.expected.tool_calls if c.name == name and c.call_id]
-        if candidates and "call_id" in end and end["call_id"] not in candidates:
-            problems.append(f"{name}: END call_id {end['call_id']!r}, the provider sent {candidates}")
+        got[name][end.get("call_id")] += 1
+    problems = []
+    for name, ids in want.items():
+        if got.get(name, Counter()) != ids and any(ids):
+            problems.append(
+                f"{name}: END call ids {sorted(map(str, got.get(name, Counter()).elements()))}, "
+                f"the provider sent {sorted(map(str, ids.elements()))}"
+            )
     return problems
 
 

@@ -85,6 +85,8 @@ def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[Chunk
                     ),
                 )
             )
+    pieces = _move_ids_and_names_later(draw, pieces)
+    pieces = _interleave_calls(draw, pieces)
     result: list[ChunkResponse] = []
     current: dict[str, Any] = {}
     last_order = -1
@@ -105,6 +107,71 @@ def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[Chunk
         result.insert(draw(st.integers(0, len(result))), ChunkResponse())
     if terminal is not None:
         result.append(terminal)
+    return result
+
+
+def _move_ids_and_names_later(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
+    """Sometimes move a call's id (or name) from its first delta to a later one (B04, A08)."""
+    by_index: dict[int, list[int]] = {}
+    for position, piece in enumerate(pieces):
+        if piece.delta is not None:
+            by_index.setdefault(piece.delta.index, []).append(position)
+    pieces = list(pieces)
+    for positions in by_index.values():
+        if len(positions) < 2 or not draw(st.booleans()):
+            continue
+        first, later = positions[0], draw(st.sampled_from(positions[1:]))
+        head, tail = pieces[first].delta, pieces[later].delta
+        assert head is not None and tail is not None
+        field_name = draw(st.sampled_from(["call_id", "name"]))
+        value = getattr(head, field_name)
+        # Moving is only meaning-preserving when no later delta of this call has its own value
+        # for the field (a second, different id is a different stream, not a late id).
+        if value is None or any(getattr(pieces[p].delta, field_name) is not None for p in positions[1:]):
+            continue
+        moved_head = ToolCallDelta(
+            head.index,
+            None if field_name == "call_id" else head.call_id,
+            None if field_name == "name" else head.name,
+            head.arguments_delta,
+        )
+        moved_tail = ToolCallDelta(
+            tail.index,
+            value if field_name == "call_id" else tail.call_id,
+            value if field_name == "name" else tail.name,
+            tail.arguments_delta,
+        )
+        pieces[first] = _Atom("tool", pieces[first].text, moved_head)
+        pieces[later] = _Atom("tool", pieces[later].text, moved_tail)
+    return pieces
+
+
+def _interleave_calls(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
+    """Sometimes interleave the deltas of a run of parallel calls, keeping each call's order (B02)."""
+    if not draw(st.booleans()):
+        return pieces
+    result: list[_Atom] = []
+    run: list[_Atom] = []
+
+    def flush() -> None:
+        queues: dict[int, list[_Atom]] = {}
+        for atom in run:
+            assert atom.delta is not None
+            queues.setdefault(atom.delta.index, []).append(atom)
+        while queues:
+            index = draw(st.sampled_from(sorted(queues)))
+            result.append(queues[index].pop(0))
+            if not queues[index]:
+                del queues[index]
+        run.clear()
+
+    for piece in pieces:
+        if piece.kind == "tool":
+            run.append(piece)
+        else:
+            flush()
+            result.append(piece)
+    flush()
     return result
 
 

@@ -205,11 +205,58 @@ def run_conformance(
         record(evaluate(scenario, scenario.chunks, probe=True), scenario, scenario.chunks)
         _search_split(scenario, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
 
+    if capabilities.text_format is None and scenarios is None:
+        report.scenarios += 1
+        _search_generated(capabilities, chosen, seed, evaluate, record, results)
     report.results = [results[check.id] for check in check_list]
     for result in report.results:
         result.target = report.target
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _search_generated(
+    capabilities: Capabilities,
+    profile: Profile,
+    seed: int,
+    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], list[tuple[Check, list[str], Transcript]]],
+    record: Callable[[list[tuple[Check, list[str], Transcript]], Scenario, Sequence[ChunkResponse]], None],
+    results: dict[str, CheckResult],
+) -> None:
+    """Random logical turns (not only the built-ins), re-fragmented, against every passing check."""
+    from hypothesis import strategies as st
+
+    from conformance.strategies import scenarios as generated_scenarios
+
+    watched = {check_id for check_id, result in results.items() if result.status == "passed"}
+    if not watched or profile.examples_per_scenario <= 0:
+        return
+    last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], Scenario, list[ChunkResponse]]] = []
+
+    @hypothesis_seed(seed)
+    @settings(
+        max_examples=profile.examples_per_scenario * 3,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+    )
+    @given(st.data())
+    def property_holds(data: st.DataObject) -> None:
+        scenario = data.draw(generated_scenarios(with_reasoning=capabilities.reasoning), label="logical turn")
+        chunks = data.draw(refragmented(scenario.chunks), label="chunks")
+        failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]
+        if failures:
+            last_failure[:] = [(failures, scenario, chunks)]
+            raise AssertionError(failures[0][1][0])
+
+    try:
+        property_holds()
+    except AssertionError:
+        if last_failure:
+            failures, scenario, chunks = last_failure[0]
+            record(failures, scenario, chunks)
 
 
 def _search_split(
