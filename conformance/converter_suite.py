@@ -18,15 +18,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, Phase, given, settings
-from hypothesis import seed as hypothesis_seed
+from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.cassettes import Case, discover_cases
 from conformance.checks import Check
 from conformance.expectations import Outcome
 from conformance.pipeline import ReplayResult, compare_outcomes, replay_body
-from conformance.runner import PROFILES, CheckResult, Profile, Report
+from conformance.runner import PROFILES, CheckResult, Profile, Report, search_settings
 from conformance.wire import Body, WireFormatError, load_body
 from reference_impl.types import ChunkResponse
 
@@ -281,14 +280,7 @@ def _search_byte_split(
 ) -> None:
     failure: list[tuple[list[bytes], str]] = []
 
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=examples,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-    )
+    @search_settings(examples, seed)
     @given(_byte_pieces(body.sse))
     def same_outcome(pieces: list[bytes]) -> None:
         report.examples += 1

@@ -17,7 +17,7 @@ from typing import Any
 
 from conformance.wire import iter_sdk_events
 
-__all__ = ["ExpectedToolCall", "Outcome", "SdkAccumulatorError", "sdk_outcome"]
+__all__ = ["ExpectedToolCall", "Outcome", "SdkAccumulatorError", "decode_expected_arguments", "sdk_outcome"]
 
 
 class SdkAccumulatorError(RuntimeError):
@@ -57,8 +57,9 @@ class Outcome:
         }
 
 
-def _decode(raw: str) -> dict[str, Any] | None:
-    """Strict decode for expectations: the arguments object, or None when it is not one."""
+def decode_expected_arguments(raw: str) -> dict[str, Any] | None:
+    """Strict decode for expectations (plain ``json.loads``, independent of the code under test):
+    the arguments object, or None when the text is not one."""
     if not raw.strip():
         return {}
     try:
@@ -84,7 +85,9 @@ def _openai_chat(events: Sequence[Any]) -> Outcome:
         outcome.finish_reason = choice.finish_reason
         for call in message.tool_calls or []:
             raw = call.function.arguments or ""
-            outcome.tool_calls.append(ExpectedToolCall(call.function.name, call.id, _decode(raw), raw))
+            outcome.tool_calls.append(
+                ExpectedToolCall(call.function.name, call.id, decode_expected_arguments(raw), raw)
+            )
     return outcome
 
 
@@ -110,7 +113,7 @@ def _openai_responses(events: Sequence[Any]) -> Outcome:
     for item in getattr(snapshot, "output", None) or []:
         if item.type == "function_call":
             raw = item.arguments or ""
-            outcome.tool_calls.append(ExpectedToolCall(item.name, item.call_id, _decode(raw), raw))
+            outcome.tool_calls.append(ExpectedToolCall(item.name, item.call_id, decode_expected_arguments(raw), raw))
         elif item.type == "message":
             outcome.text += "".join(part.text for part in item.content if part.type == "output_text")
         elif item.type == "reasoning":
@@ -135,7 +138,7 @@ def _anthropic(events: Sequence[Any]) -> Outcome:
     for index, block in enumerate(snapshot.content):
         if block.type == "tool_use":
             raw = json_bufs.get(index, b"").decode("utf-8")
-            outcome.tool_calls.append(ExpectedToolCall(block.name, block.id, _decode(raw), raw))
+            outcome.tool_calls.append(ExpectedToolCall(block.name, block.id, decode_expected_arguments(raw), raw))
         elif block.type == "text":
             outcome.text += block.text
         elif block.type == "thinking":

@@ -207,7 +207,7 @@ def run_conformance(
 
     if capabilities.text_format is None and scenarios is None:
         report.scenarios += 1
-        _search_generated(capabilities, chosen, seed, evaluate, record, results)
+        _search_generated(capabilities, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
     report.results = [results[check.id] for check in check_list]
     for result in report.results:
         result.target = report.target
@@ -215,8 +215,28 @@ def run_conformance(
     return report
 
 
+def search_settings(max_examples: int, seed: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The hypothesis settings every search in the suite uses: seeded, no deadline, no database
+    (a run must be reproducible from --seed alone), generate then shrink to a minimal example."""
+
+    def apply(test: Callable[..., None]) -> Callable[..., None]:
+        configured = settings(
+            max_examples=max_examples,
+            deadline=None,
+            database=None,
+            suppress_health_check=list(HealthCheck),
+            phases=(Phase.generate, Phase.shrink),
+            report_multiple_bugs=False,
+        )(test)
+        seeded: Callable[..., None] = hypothesis_seed(seed)(configured)
+        return seeded
+
+    return apply
+
+
 def _search_generated(
     capabilities: Capabilities,
+    *,
     profile: Profile,
     seed: int,
     evaluate: Callable[[Scenario, Sequence[ChunkResponse]], list[tuple[Check, list[str], Transcript]]],
@@ -233,15 +253,7 @@ def _search_generated(
         return
     last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], Scenario, list[ChunkResponse]]] = []
 
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=profile.examples_per_scenario * 3,
-        deadline=None,
-        database=None,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-    )
+    @search_settings(profile.examples_per_scenario * 3, seed)
     @given(st.data())
     def property_holds(data: st.DataObject) -> None:
         scenario = data.draw(generated_scenarios(with_reasoning=capabilities.reasoning), label="logical turn")
@@ -274,16 +286,7 @@ def _search_split(
         return
     last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], list[ChunkResponse]]] = []
 
-    @hypothesis_seed(seed)
-    @settings(
-        max_examples=profile.examples_per_scenario,
-        deadline=None,
-        database=None,
-        derandomize=False,
-        suppress_health_check=list(HealthCheck),
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-    )
+    @search_settings(profile.examples_per_scenario, seed)
     @given(refragmented(scenario.chunks))
     def property_holds(chunks: list[ChunkResponse]) -> None:
         failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]

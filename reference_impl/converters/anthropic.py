@@ -63,6 +63,7 @@ class AnthropicConverter(StreamConverter):
     """``RawMessageStreamEvent`` stream (or the ``messages.stream()`` helper's events) -> ``ChunkResponse``."""
 
     api: ClassVar[str] = "anthropic"
+    _sdk_errors = ("anthropic", ("APIError",), ("APIConnectionError",))
     TRUNCATION_REASONS: ClassVar[frozenset[str]] = frozenset({"max_tokens", "model_context_window_exceeded"})
     ERROR_REASONS: ClassVar[frozenset[str]] = frozenset({"refusal"})
 
@@ -74,22 +75,6 @@ class AnthropicConverter(StreamConverter):
         self._streamed_input: set[int] = set()
         self._usage_fields: dict[str, int] = {}
         self._stop_reason: str | None = None
-
-    @property
-    def api_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import anthropic
-        except ImportError:  # pragma: no cover - anthropic is a dependency
-            return ()
-        return (anthropic.APIError,)
-
-    @property
-    def connection_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import anthropic
-        except ImportError:  # pragma: no cover
-            return ()
-        return (anthropic.APIConnectionError,)
 
     # -- dispatch --------------------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
@@ -250,15 +251,29 @@ class StreamConverter(ABC):
             ChunkAssembler(), finish_reason=self._finish_reason_so_far(), error=StreamError(kind, message)
         )
 
+    # Where the SDK keeps its error classes, and their names: (module, api error names,
+    # connection error names). Resolved lazily so that importing a converter never imports an SDK.
+    _sdk_errors: tuple[str, tuple[str, ...], tuple[str, ...]] = ("", (), ())
+
+    def _sdk_error_classes(self, names: tuple[str, ...]) -> tuple[type[BaseException], ...]:
+        module_name = self._sdk_errors[0]
+        if not module_name or not names:
+            return ()
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:  # pragma: no cover - the SDKs are dependencies
+            return ()
+        return tuple(getattr(module, name) for name in names)
+
     @property
     def api_errors(self) -> tuple[type[BaseException], ...]:
         """The SDK's own error classes that ``iter_chunks`` turns into a ``fail()`` chunk."""
-        return ()
+        return self._sdk_error_classes(self._sdk_errors[1])
 
     @property
     def connection_errors(self) -> tuple[type[BaseException], ...]:
         """The subset of ``api_errors`` that means "the connection broke" (-> ``incomplete``)."""
-        return ()
+        return self._sdk_error_classes(self._sdk_errors[2])
 
     # -- for subclasses --------------------------------------------------------------------------
 

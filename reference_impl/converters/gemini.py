@@ -300,6 +300,8 @@ class GeminiConverter(StreamConverter):
     """google-genai ``GenerateContentResponse`` stream -> ``ChunkResponse``."""
 
     api: ClassVar[str] = "gemini"
+    # UnknownApiResponseError: a stream line that is not JSON (the server broke the framing).
+    _sdk_errors = ("google.genai.errors", ("APIError", "UnknownApiResponseError"), ())
 
     def __init__(self) -> None:
         super().__init__()
@@ -308,15 +310,6 @@ class GeminiConverter(StreamConverter):
         self._signed: set[int] = set()
         self._open: _StreamedCall | None = None
         self._finish_reason: str | None = None
-
-    @property
-    def api_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            from google.genai import errors
-        except ImportError:  # pragma: no cover - google-genai is a dependency
-            return ()
-        # UnknownApiResponseError: a stream line that is not JSON (the server broke the framing).
-        return (errors.APIError, errors.UnknownApiResponseError)
 
     # -- chunks ----------------------------------------------------------------------------------
 

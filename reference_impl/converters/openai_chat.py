@@ -87,6 +87,7 @@ class OpenAIChatConverter(StreamConverter):
     """``ChatCompletionChunk`` stream -> ``ChunkResponse`` (OpenAI and OpenAI-compatible servers)."""
 
     api: ClassVar[str] = "openai-chat"
+    _sdk_errors = ("openai", ("APIError",), ("APIConnectionError",))
     TRUNCATION_REASONS: ClassVar[frozenset[str]] = frozenset({"length"})
     ERROR_REASONS: ClassVar[frozenset[str]] = frozenset({"content_filter", "error"})
 
@@ -99,22 +100,6 @@ class OpenAIChatConverter(StreamConverter):
         self._current: _Call | None = None
         self._legacy_call: _Call | None = None
         self._finish_reason: str | None = None
-
-    @property
-    def api_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import openai
-        except ImportError:  # pragma: no cover - openai is a dependency
-            return ()
-        return (openai.APIError,)
-
-    @property
-    def connection_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import openai
-        except ImportError:  # pragma: no cover
-            return ()
-        return (openai.APIConnectionError,)
 
     # -- events ----------------------------------------------------------------------------------
 

@@ -98,6 +98,7 @@ class OpenAIResponsesConverter(StreamConverter):
     """Responses API ``ResponseStreamEvent`` stream -> ``ChunkResponse``."""
 
     api: ClassVar[str] = "openai-responses"
+    _sdk_errors = ("openai", ("APIError",), ("APIConnectionError",))
 
     def __init__(self) -> None:
         super().__init__()
@@ -105,22 +106,6 @@ class OpenAIResponsesConverter(StreamConverter):
         self._pending_error: StreamError | None = None
         self._added_arguments: dict[int, str] = {}
         self._anonymous = 0
-
-    @property
-    def api_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import openai
-        except ImportError:  # pragma: no cover - openai is a dependency
-            return ()
-        return (openai.APIError,)
-
-    @property
-    def connection_errors(self) -> tuple[type[BaseException], ...]:
-        try:
-            import openai
-        except ImportError:  # pragma: no cover
-            return ()
-        return (openai.APIConnectionError,)
 
     # -- dispatch --------------------------------------------------------------------------------
 
