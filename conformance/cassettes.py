@@ -100,6 +100,7 @@ def load_expectation(path: Path) -> Outcome:
         api=str(expected.get("format") or document.get("api") or ""),
         text=expected.get("text") or "",
         reasoning=expected.get("reasoning") or "",
+        reasoning_recorded="reasoning" in expected,
         finish_reason=expected.get("finish_reason"),
         error=expected.get("error"),
     )

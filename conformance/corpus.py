@@ -23,7 +23,13 @@ from typing import Any
 
 import yaml
 
-from conformance.expectations import ExpectedToolCall, Outcome, SdkAccumulatorError, sdk_outcome
+from conformance.expectations import (
+    ExpectedToolCall,
+    Outcome,
+    SdkAccumulatorError,
+    decode_expected_arguments,
+    sdk_outcome,
+)
 from conformance.render import Call, Reasoning, ServerCall, Text, Turn, fake_signature, render_sse, split_evenly
 
 __all__ = ["CORPUS", "CorpusScenario", "expected_from_turn", "write_corpus"]
@@ -73,23 +79,13 @@ class CorpusScenario:
         return "openai-compatible" if self.dialects or self.sse_comments else self.api
 
 
-def _decode(raw: str) -> dict[str, Any] | None:
-    if not raw.strip():
-        return {}
-    try:
-        value = json.loads(raw)
-    except json.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) else None
-
-
 def expected_from_turn(turn: Turn, api: str) -> Outcome:
     """The hand-checked outcome of a scenario, straight from its definition."""
     outcome = Outcome(api)
     for item in turn.items:
         if isinstance(item, Call):
             outcome.tool_calls.append(
-                ExpectedToolCall(item.name, item.call_id, _decode(item.arguments), item.arguments)
+                ExpectedToolCall(item.name, item.call_id, decode_expected_arguments(item.arguments), item.arguments)
             )
         elif isinstance(item, Text):
             outcome.text += item.text
@@ -290,6 +286,15 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
                 ("F08",),
             ),
             (
+                "restated_call_same_id",
+                Turn(
+                    (_call("get_weather", _WEATHER, first, thought_signature=fake_signature("call")),),
+                    extras={"gemini_restate_calls": True},
+                ),
+                "The complete call is sent again in a later chunk with the same id and no signature: one call.",
+                ("B08", "G07"),
+            ),
+            (
                 "parallel_calls_one_chunk",
                 Turn(
                     (
@@ -386,6 +391,10 @@ _SDK_MISHANDLES = {
     ("openai-responses", "arguments_only_in_done"): (
         "the Responses stream helper's running snapshot folds only function_call_arguments.delta, so it "
         "sees no arguments; they exist only in .done, output_item.done and response.completed"
+    ),
+    ("gemini", "restated_call_same_id"): (
+        "google-genai has no stream accumulator and the plain fold of its parts counts every functionCall part, "
+        "so it reads the restatement as a second call"
     ),
 }
 
@@ -508,7 +517,7 @@ def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) 
             "checked_with": versions,
             "expected_source": (
                 "scenario definition (hand-checked); the SDK accumulator mishandles this dialect: "
-                + "; ".join(disagreements)
+                + "; ".join(filter(None, [scenario.sdk_accumulator_mishandles, *disagreements]))
                 if disagreements
                 else "scenario definition (hand-checked), confirmed by the SDK's own stream accumulator"
             )

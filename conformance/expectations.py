@@ -43,6 +43,9 @@ class Outcome:
     tool_calls: list[ExpectedToolCall] = field(default_factory=list)
     text: str = ""
     reasoning: str = ""
+    # False when the source records no reasoning text (third-party expectations give only its
+    # length); the comparison then leaves reasoning out.
+    reasoning_recorded: bool = True
     finish_reason: str | None = None
     error: str | None = None
 

@@ -163,4 +163,8 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
             problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
     if actual.text != expected.text:
         problems.append(f"text {actual.text!r}, expected {expected.text!r}")
+    # Reasoning is compared when the expectation records it (third-party expectations may only
+    # record its length): some providers require it to be sent back on the next turn (G09).
+    if expected.reasoning_recorded and actual.reasoning != expected.reasoning:
+        problems.append(f"reasoning {actual.reasoning[:60]!r}..., expected {expected.reasoning[:60]!r}...")
     return problems

@@ -490,6 +490,9 @@ def _render_gemini(turn: Turn) -> list[dict[str, Any]]:
                 chunks[-1]["candidates"][0]["content"]["parts"].append(part)
             else:
                 chunks.append(chunk([part]))
+            if turn.extras.get("gemini_restate_calls"):
+                # Gemini may send a complete call again in a later chunk, same id, without its signature (B08).
+                chunks.append(chunk([{"functionCall": copy.deepcopy(function_call)}]))
     if turn.ending == "cut":
         return chunks
     if turn.ending == "error":
