@@ -261,6 +261,19 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
                 ("A19",),
             )
         )
+    if api == "anthropic":
+        turns.append(
+            (
+                "usage_with_cache_tokens",
+                Turn(
+                    (Text(("Checking.",)), _call("get_weather", _WEATHER, first)),
+                    extras={"anthropic_cache_tokens": (96, 2048)},
+                ),
+                "Prompt caching: message_start reports cache writes and reads beside input_tokens, and message_delta "
+                "restates every count cumulatively; the usage is the last snapshot, never a sum.",
+                ("F05",),
+            )
+        )
     if api == "openai-responses":
         turns.append(
             (
@@ -305,6 +318,20 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
                 ),
                 "Two calls of one tool in one chunk, no ids (Gemini 2.5), signature only on the first.",
                 ("A16", "A04", "G07"),
+            ),
+            (
+                "usage_on_every_chunk",
+                Turn(
+                    (
+                        Reasoning(("Weather ", "in Paris.")),
+                        Text(("Checking.",)),
+                        _call("get_weather", _WEATHER, first, thought_signature=fake_signature("usage")),
+                    ),
+                    extras={"gemini_usage_every_chunk": True, "gemini_thoughts_tokens": 21},
+                ),
+                "Every chunk carries the running usageMetadata (cumulative, with thoughtsTokenCount): the usage is "
+                "the last snapshot, never a sum.",
+                ("F05", "G07"),
             ),
         ]
     return turns

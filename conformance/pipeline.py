@@ -15,7 +15,7 @@ one place:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +39,9 @@ class ReplayResult:
     events: list[SegmentEvent] = field(default_factory=list)
     outcome: Outcome = field(default_factory=lambda: Outcome(""))
     unknown_events: dict[str, int] = field(default_factory=dict)
+    # For each chunk, the position of the SDK event whose conversion returned it (0-based), or
+    # None for the chunks of ``finish()`` / ``fail()``, after the SDK stream ended.
+    chunk_events: list[int | None] = field(default_factory=list)
 
 
 def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Sequence[SegmentEvent]) -> Outcome:
@@ -96,7 +99,21 @@ def replay_body(
         if via_sdk
         else iter_payload_events(body.api, sse_payloads(body.sse))
     )
-    result.chunks = list(iter_chunks(converter, events))
+    current: list[int | None] = [None]
+
+    def counted(stream: Iterator[Any]) -> Iterator[Any]:
+        # Which event the converter is working on when a chunk comes out: iter_chunks asks for
+        # the next event only after yielding every chunk of the previous one.
+        try:
+            for position, event in enumerate(stream):
+                current[0] = position
+                yield event
+        finally:
+            current[0] = None
+
+    for chunk in iter_chunks(converter, counted(events)):
+        result.chunks.append(chunk)
+        result.chunk_events.append(current[0])
     handler = handler_factory()
     for chunk in result.chunks:
         if getattr(handler, "is_finalized", False):

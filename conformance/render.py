@@ -100,6 +100,9 @@ class Turn:
     model: str = "model-under-test"
     # OpenAI-compatible only: interleave the argument deltas of parallel calls round-robin.
     interleave_calls: bool = False
+    # Per-API variations: responses_arguments_only_in_done, gemini_restate_calls,
+    # gemini_calls_share_chunk, gemini_usage_every_chunk, gemini_thoughts_tokens (int),
+    # anthropic_cache_tokens ((creation, read)): see the renderers.
     extras: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -351,6 +354,17 @@ def _render_openai_responses(turn: Turn) -> list[dict[str, Any]]:
 
 def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
     prompt, completion = turn.usage
+    start_usage: dict[str, int] = {"input_tokens": prompt, "output_tokens": 1}
+    # Prompt caching: cache writes and reads are reported beside input_tokens, and the current API
+    # restates every count, cumulatively, in message_delta (summing them double-counts: F05).
+    cache = turn.extras.get("anthropic_cache_tokens")
+    if cache:
+        start_usage = {
+            "input_tokens": prompt,
+            "cache_creation_input_tokens": cache[0],
+            "cache_read_input_tokens": cache[1],
+            "output_tokens": 1,
+        }
     events: list[dict[str, Any]] = [
         {
             "type": "message_start",
@@ -362,7 +376,7 @@ def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
                 "content": [],
                 "stop_reason": None,
                 "stop_sequence": None,
-                "usage": {"input_tokens": prompt, "output_tokens": 1},
+                "usage": start_usage,
             },
         }
     ]
@@ -446,7 +460,7 @@ def _render_anthropic(turn: Turn) -> list[dict[str, Any]]:
         {
             "type": "message_delta",
             "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-            "usage": {"output_tokens": completion},
+            "usage": {**start_usage, "output_tokens": completion} if cache else {"output_tokens": completion},
         }
     )
     events.append({"type": "message_stop"})
@@ -499,13 +513,22 @@ def _render_gemini(turn: Turn) -> list[dict[str, Any]]:
         chunks.append({"error": {"code": 503, "message": turn.error_message, "status": "UNAVAILABLE"}})
         return chunks
     prompt, completion = turn.usage
+    thoughts = int(turn.extras.get("gemini_thoughts_tokens", 0))
     final = chunk([{"text": ""}], "MAX_TOKENS" if turn.ending == "length" else "STOP")
-    final["usageMetadata"] = {
-        "promptTokenCount": prompt,
-        "candidatesTokenCount": completion,
-        "totalTokenCount": prompt + completion,
-    }
     chunks.append(final)
+
+    def usage_metadata(candidates: int) -> dict[str, int]:
+        metadata = {"promptTokenCount": prompt, "candidatesTokenCount": candidates}
+        if thoughts:
+            metadata["thoughtsTokenCount"] = thoughts
+        return {**metadata, "totalTokenCount": prompt + candidates + thoughts}
+
+    if turn.extras.get("gemini_usage_every_chunk"):
+        # The Gemini API puts a running, cumulative usageMetadata on every chunk (F05: never sum them).
+        for position, payload in enumerate(chunks, start=1):
+            payload["usageMetadata"] = usage_metadata(completion * position // len(chunks))
+    else:
+        final["usageMetadata"] = usage_metadata(completion)
     return chunks
 
 

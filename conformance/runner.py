@@ -51,9 +51,12 @@ class CheckResult:
     # The minimal failing input, kept so it can be saved and re-run (``run --save-failures``).
     counterexample_scenario: Scenario | None = None
     counterexample_chunks: list[ChunkResponse] | None = None
+    # Inputs the check could not apply to, each "<input>: <why>" (converter checks whose recording
+    # lacks what they compare). Never counted in ``scenarios_run``.
+    not_applicable: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        document = {
             "id": self.check.id,
             "target": self.target,
             "title": self.check.title,
@@ -63,6 +66,9 @@ class CheckResult:
             "scenarios_run": self.scenarios_run,
             "taxonomy": list(self.check.taxonomy),
         }
+        if self.not_applicable:
+            document["not_applicable"] = list(self.not_applicable)
+        return document
 
 
 @dataclass

@@ -3,6 +3,7 @@ matches its expectation; and any byte-level split of its body gives the same out
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 
@@ -10,9 +11,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.cassettes import bundled_cassette_dir, discover_cases
+from conformance.cassettes import bundled_cassette_dir, discover_cases, load_expectation
+from conformance.corpus import CORPUS, SDK_ACCUMULATOR_MISHANDLES, CorpusScenario
 from conformance.expectations import SdkAccumulatorError, sdk_outcome
 from conformance.pipeline import compare_outcomes, replay_body
+from conformance.recorded import read_recording
 from conformance.wire import load_body
 
 CASES = list(discover_cases([bundled_cassette_dir()]))
@@ -46,6 +49,48 @@ def test_expectation_is_what_the_sdk_accumulator_says(case: object) -> None:
     sdk = sdk_outcome(body.api, body.sse)
     assert [(c.name, c.call_id, c.arguments) for c in sdk.tool_calls] == want
     assert sdk.text == stored["expected"]["text"]
+
+
+@pytest.mark.parametrize("scenario", CORPUS, ids=[f"{s.folder}/{s.name}" for s in CORPUS])
+def test_recorded_facts_are_the_corpus_definition(scenario: CorpusScenario) -> None:
+    """What the usage / metadata / incremental converter checks compare with, read from the cassette
+    through the SDK (``conformance.recorded``), is what the scenario definition says."""
+    path = bundled_cassette_dir() / scenario.folder / f"{scenario.name}.yaml"
+    body = load_body(path)
+    recording = read_recording(body.api, body.sse, load_expectation(path.with_name(f"{scenario.name}.expected.json")))
+    turn = scenario.turn
+    prompt, completion = turn.usage
+    if turn.ending in ("stop", "length"):
+        assert recording.usage is not None, recording.why
+        assert prompt in recording.usage.prompt and completion in recording.usage.completion, recording.usage
+    elif scenario.api == "anthropic":  # message_start reported the prompt and a first output token
+        assert recording.usage is not None and recording.usage.completion == {1}
+    else:
+        assert recording.usage is None
+    cache = turn.extras.get("anthropic_cache_tokens")
+    if cache:
+        assert recording.usage is not None and recording.usage.prompt == {prompt, prompt + sum(cache)}
+    if turn.calls:
+        assert recording.calls is not None or scenario.dialects, recording.why
+    if scenario.api == "gemini":
+        assert recording.calls is not None, recording.why
+        signatures = [[base64.b64decode(c.thought_signature)] if c.thought_signature else [] for c in turn.calls]
+        assert [call.thought_signatures for call in recording.calls] == signatures
+    if scenario.api == "openai-responses":
+        assert recording.calls is not None
+        assert all(call.item_id and call.item_id.startswith("fc_") for call in recording.calls)
+    streams_text = (
+        scenario.api != "gemini"
+        and not turn.extras.get("responses_arguments_only_in_done")
+        and not set(scenario.dialects) & (SDK_ACCUMULATOR_MISHANDLES | {"whole_call_per_chunk"})
+    )
+    if streams_text and turn.calls:
+        assert recording.calls is not None, recording.why
+        for call, recorded in zip(turn.calls, recording.calls, strict=True):
+            assert recorded.progress is not None, call.name
+            assert [text for _, text in recorded.progress] == list(
+                itertools.accumulate(p for p in call.argument_pieces if p)
+            )
 
 
 SAMPLE = [

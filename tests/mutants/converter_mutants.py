@@ -285,6 +285,17 @@ class OutputIndexAsToolIndex(OpenAIResponsesConverter):
         return chunks
 
 
+class CallIdAsItemId(OpenAIResponsesConverter):
+    """CALL_ID_AS_ITEM_ID: ``provider_metadata['item_id']`` gets the ``call_...`` id; the replay is rejected (G02)."""
+
+    def _start(self, item_id: Any, output_index: Any, item: Any, pieces: ChunkAssembler) -> TrackedCall | None:
+        call = super()._start(item_id, output_index, item, ChunkAssembler())
+        if call is not None:
+            metadata = {"item_id": call.call_id} if call.call_id else None
+            pieces.tool(ToolCallDelta(call.index, call.call_id, call.name, provider_metadata=metadata))
+        return call
+
+
 class TypoArgumentsDeltaEvent(OpenAIResponsesConverter):
     """TYPO_EVENT_NAME: 'response.function_call.arguments.delta' never matches; arguments only come at .done (A14)."""
 
@@ -562,6 +573,28 @@ class DropThoughtSignature(GeminiConverter):
         return None
 
 
+class SignatureOnEveryCall(GeminiConverter):
+    """COPY_SIGNATURE: the batch's thought signature is put on every call, though only the first has one (G07)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last_signature: str | None = None
+
+    def _metadata(self, index: int, signature: str | None) -> dict[str, Any] | None:
+        self._last_signature = signature or self._last_signature
+        return super()._metadata(index, self._last_signature)
+
+
+class SumUsagePerChunk(GeminiConverter):
+    """SUM_CUMULATIVE_USAGE: every chunk's usageMetadata is added up, though each one is a running total (F05)."""
+
+    def _usage_of(self, metadata: Any) -> TokenUsage | None:  # type: ignore[override]
+        current = GeminiConverter._usage_of(metadata)
+        if current is None or self._usage is None:
+            return current
+        return TokenUsage(current.prompt_tokens, self._usage.completion_tokens + current.completion_tokens)
+
+
 class ThoughtPartsAsText(GeminiConverter):
     """THOUGHT_AS_TEXT: ``part.text`` is read without looking at ``part.thought`` (C05)."""
 
@@ -597,19 +630,9 @@ ONCE = "converter_id_and_name_once"
 DELTAS = "converter_deltas_match_final_arguments"
 ABNORMAL = "converter_abnormal_end_surfaced"
 TERMINAL = "converter_one_terminal_chunk"
-
-_GAP_INCREMENTAL = (
-    "suite gap: no converter check that argument fragments are forwarded as they arrive; buffered arguments "
-    "flushed at the end give the same outcome (proposed check converter_arguments_stream_incrementally)"
-)
-_GAP_METADATA = (
-    "suite gap: no converter check compares provider_metadata (thought_signature, item_id) with the recording "
-    "(proposed check converter_provider_metadata_kept)"
-)
-_GAP_USAGE = (
-    "suite gap: no converter check reads ChunkResponse.usage and expectations record no usage "
-    "(proposed check converter_usage_is_last_snapshot)"
-)
+INCREMENTAL = "converter_arguments_stream_incrementally"
+USAGE = "converter_usage_is_last_snapshot"
+METADATA = "converter_provider_metadata_kept"
 
 
 def _factory(cls: type[StreamConverter]) -> Callable[..., StreamConverter]:
@@ -659,6 +682,7 @@ MUTANTS: tuple[Mutant, ...] = (
     # OpenAI Responses
     _mutant("responses_item_id_as_call_id", ItemIdAsCallId, ("A13", "G02"), {OUTCOME}),
     _mutant("responses_output_index_as_tool_index", OutputIndexAsToolIndex, ("A03",), {DENSE}),
+    _mutant("responses_call_id_as_item_id", CallIdAsItemId, ("G02", "A13"), {METADATA}),
     _mutant("responses_typo_arguments_delta_event", TypoArgumentsDeltaEvent, ("A14", "C07"), {DELTAS}),
     _mutant("responses_ignore_done_snapshot", IgnoreDoneSnapshot, ("A15",), {DELTAS, OUTCOME}),
     _mutant("responses_append_done_arguments", AppendDoneArguments, ("A15",), {DELTAS, OUTCOME}),
@@ -669,36 +693,20 @@ MUTANTS: tuple[Mutant, ...] = (
     _mutant("anthropic_block_index_as_tool_index", BlockIndexAsToolIndex, ("A03",), {DENSE}),
     _mutant("anthropic_start_input_as_delta", StartInputAsDelta, ("A09", "D08"), {DELTAS, OUTCOME}),
     _mutant("anthropic_server_tool_use_as_client", ServerToolUseAsClient, ("A19",), {OUTCOME}),
-    _mutant(
-        "anthropic_buffer_input_until_stop",
-        BufferInputUntilStop,
-        ("C07",),
-        {"converter_arguments_stream_incrementally"},
-        gap=_GAP_INCREMENTAL,
-    ),
+    _mutant("anthropic_buffer_input_until_stop", BufferInputUntilStop, ("C07",), {INCREMENTAL}),
     _mutant("anthropic_ignore_max_tokens", IgnoreMaxTokens, ("F06",), {ABNORMAL}),
     _mutant("anthropic_error_event_ends_normally", ErrorEventEndsNormally, ("F08",), {ABNORMAL, OUTCOME}),
     _mutant("anthropic_thinking_as_text", ThinkingAsText, ("C05",), {OUTCOME}),
-    _mutant(
-        "anthropic_sum_cumulative_usage",
-        SumCumulativeUsage,
-        ("F05",),
-        {"converter_usage_is_last_snapshot"},
-        gap=_GAP_USAGE,
-    ),
+    _mutant("anthropic_sum_cumulative_usage", SumCumulativeUsage, ("F05",), {USAGE}),
     # Gemini
     _mutant("gemini_first_part_only", FirstPartOnly, ("A16",), {OUTCOME}),
     _mutant("gemini_dumps_none_args", DumpsNoneArgs, ("A12",), {DELTAS}),
     _mutant("gemini_repr_args", ReprArgs, ("A11",), {DELTAS, OUTCOME}),
     _mutant("gemini_key_calls_by_name", KeyCallsByName, ("A04", "B06"), {OUTCOME, ONCE}),
     _mutant("gemini_new_index_per_part", NewIndexPerPart, ("B08",), {OUTCOME}),
-    _mutant(
-        "gemini_drop_thought_signature",
-        DropThoughtSignature,
-        ("G07",),
-        {"converter_provider_metadata_kept"},
-        gap=_GAP_METADATA,
-    ),
+    _mutant("gemini_drop_thought_signature", DropThoughtSignature, ("G07",), {METADATA}),
+    _mutant("gemini_signature_on_every_call", SignatureOnEveryCall, ("G07",), {METADATA}),
+    _mutant("gemini_sum_usage_per_chunk", SumUsagePerChunk, ("F05",), {USAGE}),
     _mutant("gemini_thought_parts_as_text", ThoughtPartsAsText, ("C05",), {OUTCOME}),
     _mutant("gemini_max_tokens_is_normal", MaxTokensIsNormal, ("F06",), {ABNORMAL}),
     _mutant("gemini_api_error_ends_normally", ApiErrorEndsNormally, ("F08",), {ABNORMAL, OUTCOME}),
