@@ -1,4 +1,5 @@
-"""Collected only when pytest runs with ``--toolcall-handler`` (or the ``toolcall_handler`` ini key)."""
+"""Collected only when pytest runs with ``--toolcall-handler``, ``--toolcall-converter``, ``--toolcall-cassette-dir``
+or ``--toolcall-formatter`` (or their ini keys); each class is kept only when its option is given."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import UsageError, load_factory
-from conformance.pytest_plugin import ConverterConformanceTests, HandlerConformanceTests
+from conformance.cli import UsageError, load_factory, load_formatter
+from conformance.pytest_plugin import ConverterConformanceTests, FormatterConformanceTests, HandlerConformanceTests
 
 
 def _spec(config: pytest.Config, name: str) -> str:
@@ -54,3 +55,14 @@ class TestToolcallConverterConformance(ConverterConformanceTests):
 
     def converter_factory(self, api: str, **options: Any) -> Any:
         return type(self)._factory(api, **options)
+
+
+class TestToolcallFormatterConformance(FormatterConformanceTests):
+    """The round-trip checks against the formatter named by --toolcall-formatter (or the ini key)."""
+
+    @pytest.fixture
+    def formatter(self, request: pytest.FixtureRequest) -> Any:
+        try:
+            return load_formatter(_spec(request.config, "toolcall_formatter"), "--toolcall-formatter")
+        except UsageError as error:
+            pytest.exit(f"toolcall-conformance: {error}", returncode=4)

@@ -24,6 +24,7 @@ from conformance.record import PROVIDERS, SCENARIOS
 from conformance.report import render_terminal, write_json, write_junit
 from conformance.runner import PROFILES, run_conformance
 from conformance.wire import WIRE_APIS
+from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
 EXIT_CONFORMANT = 0
 EXIT_VIOLATIONS = 1
@@ -34,11 +35,11 @@ class UsageError(Exception):
     """A command-line problem the user can fix; printed without a traceback, exit code 2."""
 
 
-def load_factory(spec: str) -> Callable[..., Any]:
-    """Import ``MODULE:ATTRIBUTE`` and return the callable it names."""
+def _import_attribute(spec: str, option: str, example: str, shape: str) -> Any:
+    """Import ``MODULE:ATTRIBUTE`` (dotted attributes allowed) and return the object it names."""
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
-        raise UsageError(f"--handler must look like MODULE:FACTORY (e.g. mypkg.handlers:make_handler), got {spec!r}")
+        raise UsageError(f"{option} must look like {shape} (e.g. {example}), got {spec!r}")
     # Like `python -m`, uvicorn or gunicorn: a module in the working directory is importable even
     # when the console script's own sys.path does not include it.
     if os.getcwd() not in sys.path:
@@ -46,24 +47,54 @@ def load_factory(spec: str) -> Callable[..., Any]:
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise UsageError(f"cannot import module {module_name!r} from --handler {spec!r}: {error}") from error
+        raise UsageError(f"cannot import module {module_name!r} from {option} {spec!r}: {error}") from error
     target: Any = module
     for part in attribute.split("."):
         try:
             target = getattr(target, part)
         except AttributeError as error:
             raise UsageError(
-                f"module {module_name!r} has no attribute {attribute!r} (from --handler {spec!r})"
+                f"module {module_name!r} has no attribute {attribute!r} (from {option} {spec!r})"
             ) from error
+    return target
+
+
+def load_factory(spec: str, option: str = "--handler") -> Callable[..., Any]:
+    """Import ``MODULE:ATTRIBUTE`` and return the callable it names (``option`` names the flag in errors)."""
+    example = "mypkg.handlers:make_handler" if option == "--handler" else "mypkg.providers:make_converter"
+    target = _import_attribute(spec, option, example, "MODULE:FACTORY")
     if not callable(target):
-        raise UsageError(f"{spec!r} names a {type(target).__name__}, not a callable handler factory")
+        raise UsageError(f"{spec!r} names a {type(target).__name__}, not a callable factory (from {option})")
     return target  # type: ignore[no-any-return]
+
+
+def load_formatter(spec: str, option: str = "--formatter") -> Any:
+    """Import ``MODULE:ATTRIBUTE`` naming a round-trip formatter and return it as a ``FormatterAdapter``.
+
+    The attribute may be a formatter object, a class or zero-argument factory returning one, or a
+    bare ``format_followup(target, turn, results)`` function (see ``conformance.roundtrip``). Anything
+    unusable (not a formatter, a factory that raises, unknown declared targets) is a ``UsageError``.
+    """
+    from conformance.roundtrip import as_formatter
+
+    target = _import_attribute(spec, option, "mypkg.followup:MyFormatter", "MODULE:ATTR")
+    if not callable(target) and not hasattr(target, "format_followup"):
+        raise UsageError(
+            f"{spec!r} names a {type(target).__name__}, not a round-trip formatter (no format_followup method), "
+            f"class or factory (from {option})"
+        )
+    try:
+        return as_formatter(target, spec)
+    except Exception as error:  # the user's factory or constructor may raise anything
+        raise UsageError(
+            f"{option} {spec!r} is not a usable round-trip formatter: {type(error).__name__}: {error}"
+        ) from error
 
 
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="toolcall-conformance",
-        description="Conformance suite for streaming LLM tool-call handlers and converters.",
+        description="Conformance suite for streaming LLM tool-call handlers, converters and round-trip formatters.",
         epilog="Exit codes: 0 conformant, 1 violations found, 2 usage error.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {reference_impl.__version__}")
@@ -71,7 +102,11 @@ def _build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser(
         "run",
         help="run the conformance checks (default target: the reference implementation)",
-        description="Run every contract check against a handler, on built-in scenarios re-fragmented by hypothesis.",
+        description=(
+            "Run every contract check against a handler (built-in scenarios re-fragmented by hypothesis), a "
+            "converter (recordings replayed through the real SDKs) or a round-trip formatter (follow-up requests "
+            "sent through the real SDKs, offline). Without a target: the whole reference implementation."
+        ),
     )
     target = run.add_mutually_exclusive_group()
     target.add_argument("--handler", metavar="MODULE:FACTORY", help="a callable returning a fresh seed-shaped handler")
@@ -79,6 +114,20 @@ def _build_parser() -> argparse.ArgumentParser:
         "--converter",
         metavar="MODULE:FACTORY",
         help="a callable taking the wire API name and returning a fresh converter (see reference_impl.converters)",
+    )
+    target.add_argument(
+        "--formatter",
+        metavar="MODULE:ATTR",
+        help="a round-trip formatter (object, class, factory or format_followup function; see conformance.roundtrip)",
+    )
+    run.add_argument(
+        "--target",
+        dest="followup_targets",
+        action="append",
+        choices=FOLLOWUP_TARGETS,
+        metavar="TARGET",
+        help="with --formatter: check only this provider target (repeatable; default: the formatter's declared "
+        "targets, or all of " + ", ".join(FOLLOWUP_TARGETS) + ")",
     )
     run.add_argument("--format", choices=WIRE_APIS, help="with --converter: the wire API it converts")
     run.add_argument(
@@ -172,6 +221,20 @@ def _build_parser() -> argparse.ArgumentParser:
         description="Exit 1 naming file and line for every problem; usable as a pre-commit hook.",
     )
     check.add_argument("paths", type=Path, nargs="+")
+
+    demo = commands.add_parser(
+        "demo",
+        help="the offline multi-turn agent demo: tools called, results sent back, final answer",
+        description=(
+            "Run the reference agent against the bundled multi-turn cassettes through the real SDKs, offline: "
+            "the tool calls detected, the results the next request sent back, and the final answer."
+        ),
+    )
+    demo.add_argument("--api", choices=WIRE_APIS, help="only this wire API (default: all four)")
+    demo.add_argument("--chunk-bytes", type=int, metavar="N", help="serve each response body in pieces of N bytes")
+    demo.add_argument(
+        "--cassette-dir", type=Path, metavar="DIR", help="multi-turn cassettes to run (default: the bundled ones)"
+    )
     return parser
 
 
@@ -248,6 +311,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     if args.format and not args.converter:
         raise UsageError("--format goes with --converter")
+    if args.followup_targets and not args.formatter:
+        raise UsageError("--target goes with --formatter")
+    if args.formatter:
+        _reject_handler_options(args, "--formatter")
     if args.converter and not args.format:
         raise UsageError("--converter needs --format (one of " + ", ".join(WIRE_APIS) + ")")
     for directory in args.cassette_dir:
@@ -263,8 +330,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         logging.disable(logging.CRITICAL)
     reports: list[Report] = []
     try:
-        if args.converter:
-            converter_factory = load_factory(args.converter)
+        if args.formatter:
+            from conformance.roundtrip import run_roundtrip_conformance
+
+            formatter = load_formatter(args.formatter)
+            reports.append(
+                run_roundtrip_conformance(
+                    formatter,
+                    targets=args.followup_targets,
+                    profile=args.profile,
+                    seed=args.seed,
+                    target_label=args.formatter,
+                )
+            )
+        elif args.converter:
+            converter_factory = load_factory(args.converter, "--converter")
             reports.append(
                 run_converter_conformance(
                     lambda _api, **options: converter_factory(**options),
@@ -314,11 +394,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
                         target="converters (openai-chat, openai-responses, anthropic, gemini)",
                     )
                 )
+                reports.append(_reference_formatter(args))
     finally:
         logging.disable(logging.NOTSET)
     report = _merge(
         reports,
-        args.handler or args.converter or "the reference implementation (API handler, 3 text parsers, 4 converters)",
+        args.formatter
+        or args.handler
+        or args.converter
+        or "the reference implementation (API handler, 3 text parsers, 4 converters, round-trip formatter)",
     )
     print(render_terminal(report))
     if args.save_failures:
@@ -328,6 +412,60 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if args.junit_xml:
         write_junit(report, args.junit_xml)
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _reject_handler_options(args: argparse.Namespace, option: str) -> None:
+    """Options about handler or converter runs that would be silently ignored with ``option``."""
+    given = [
+        flag
+        for flag, value in (
+            ("--cassette-dir", args.cassette_dir),
+            ("--scenario-dir", args.scenario_dir),
+            ("--save-failures", args.save_failures),
+            ("--text-format", args.text_format),
+            ("--text-lag", args.text_lag is not None),
+            ("--no-reasoning", args.no_reasoning),
+            ("--no-stream-errors", args.no_stream_errors),
+        )
+        if value
+    ]
+    if given:
+        raise UsageError(f"not used with {option}: {', '.join(given)} (they configure handler and converter runs)")
+
+
+def _reference_formatter(args: argparse.Namespace) -> Any:
+    """The round-trip checks against ``reference_impl.followup.ReferenceFormatter``, on every target."""
+    from conformance.roundtrip import run_roundtrip_conformance
+    from reference_impl.followup import ReferenceFormatter
+
+    return run_roundtrip_conformance(
+        ReferenceFormatter(),
+        profile=args.profile,
+        seed=args.seed,
+        target_label=f"round-trip ReferenceFormatter ({', '.join(FOLLOWUP_TARGETS)})",
+    )
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """The offline multi-turn demo (``conformance.roundtrip.run_demo``) on the bundled or given cassettes."""
+    from conformance.roundtrip import load_multiturn_cassette, multiturn_cassette_paths, run_demo
+
+    if args.chunk_bytes is not None and args.chunk_bytes < 1:
+        raise UsageError("--chunk-bytes must be a positive size")
+    if args.cassette_dir is not None and not args.cassette_dir.is_dir():
+        raise UsageError(f"--cassette-dir {args.cassette_dir}: no such directory")
+    # Cassettes live in <dir>/<api>/<name>.yaml; run_demo filters the same way.
+    paths = [p for p in multiturn_cassette_paths(args.cassette_dir) if args.api is None or p.parent.name == args.api]
+    if not paths:
+        where = args.cassette_dir or "the bundled cassettes"
+        raise UsageError(f"no multi-turn cassettes{' for ' + args.api if args.api else ''} under {where}")
+    for path in paths:  # a folder holding something other than multi-turn cassettes is a usage error
+        try:
+            load_multiturn_cassette(path)
+        except Exception as error:  # YAML errors, missing keys, not a multi-turn cassette
+            detail = str(error) if str(path) in str(error) else f"{path}: {type(error).__name__}: {error}"
+            raise UsageError(f"cannot run the demo: {detail}") from error
+    return run_demo(args.api, args.cassette_dir, chunk_bytes=args.chunk_bytes)
 
 
 def _reference_text_parsers(args: argparse.Namespace) -> list[Any]:
@@ -424,6 +562,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _cmd_record(args)
         if args.command == "cassettes":
             return _cmd_cassettes_check(args)
+        if args.command == "demo":
+            return _cmd_demo(args)
     except UsageError as error:
         print(f"toolcall-conformance: error: {error}", file=sys.stderr)
         return EXIT_USAGE

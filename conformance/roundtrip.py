@@ -31,7 +31,7 @@ a local schema of ``/api/chat`` messages. ``run_roundtrip_conformance(formatter)
 
 This module also writes and reads the multi-turn cassettes under ``cassettes/multiturn/``
 (``python -m conformance.roundtrip write-cassettes cassettes/multiturn``) and defines the
-deterministic demo tools they were recorded with.
+deterministic demo tools their request bodies were captured with.
 """
 
 from __future__ import annotations
@@ -1969,7 +1969,7 @@ def _demo_time(timezone: str) -> str:
 
 
 def demo_tools() -> list[AgentTool]:
-    """The deterministic tools the multi-turn cassettes were recorded with (same inputs, same outputs)."""
+    """The deterministic tools the multi-turn cassettes were written with (same inputs, same outputs)."""
     return [AgentTool(WEATHER, _demo_weather, timeout=5.0), AgentTool(TIME, _demo_time, timeout=5.0)]
 
 

@@ -8,9 +8,10 @@ Run it from the repository root (no network, no API key)::
 
 For each multi-turn cassette the reference agent (``reference_impl.agent.Agent``) talks to the
 real SDK (``openai``, ``anthropic``, ``google-genai``) through an in-process ``httpx2.MockTransport``
-that serves the recorded model responses in order. The agent streams each turn through the
-reference converter and handler, executes detected tools (in parallel, each with a timeout) as
-soon as the handler reports them on the event bus, formats the follow-up with
+that serves the cassette's scripted (written, not captured) model responses in order. The agent
+streams each turn through the reference converter and handler, executes detected tools (in
+parallel, each with a timeout) as soon as the handler reports them on the event bus, formats the
+follow-up with
 ``reference_impl.followup.format_followup`` and continues until the model answers. What the demo
 prints under "sent back" is read from the JSON the SDK actually sent for the next request.
 

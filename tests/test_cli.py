@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
+from conformance.roundtrip import ROUNDTRIP_CHECKS
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,7 +46,10 @@ def test_run_against_reference_is_conformant(tmp_path: Path, capsys: pytest.Capt
         ("ParsingStreamingResponseHandler", "arguments_stream_incrementally"),
     }
     targets = {c["target"] for c in report["checks"]}
-    assert len(targets) == 5  # API handler, 3 text parsers, the converters
+    assert len(targets) == 6  # API handler, 3 text parsers, the converters, the round-trip formatter
+    roundtrip = {c["id"] for c in report["checks"] if c["target"].startswith("round-trip ReferenceFormatter")}
+    assert roundtrip == {check.id for check in ROUNDTRIP_CHECKS}
+    assert "round-trip ReferenceFormatter (openai-chat, deepseek, openai-responses" in out
     assert "<testsuite" in junit_path.read_text()
 
 
@@ -69,3 +73,151 @@ def test_console_script_runs_as_a_subprocess() -> None:
     )
     assert result.returncode == 0
     assert "toolcall-conformance" in result.stdout
+
+
+# -- round-trip formatters (run --formatter) and the multi-turn demo ---------------------------------
+
+REFERENCE_FORMATTER = "reference_impl.followup:ReferenceFormatter"
+# tests/mutants/formatter_mutants.py: results sent in completion order (G06), as a zero-argument factory.
+BROKEN_FORMATTER = "tests.mutants.formatter_mutants:completion_order_results"
+
+
+def test_run_formatter_reference_is_conformant_with_json_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report_path = tmp_path / "report.json"
+    code = main(["run", "--formatter", REFERENCE_FORMATTER, "--profile", "dev", "--report-json", str(report_path)])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert out.rstrip().endswith("16 passed, 0 failed, 0 skipped\nCONFORMANT")
+    report = json.loads(report_path.read_text())
+    assert report["conformant"] is True and report["target"] == REFERENCE_FORMATTER and report["profile"] == "dev"
+    assert [c["id"] for c in report["checks"]] == [check.id for check in ROUNDTRIP_CHECKS]
+    assert {c["status"] for c in report["checks"]} == {"passed"}
+    assert report["scenarios"] == 6 * (6 + 2)  # six targets: 6 built-in + 2 generated scenarios each (dev)
+
+
+def test_run_formatter_mutant_exits_1_with_counterexample_and_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report_path, junit_path = tmp_path / "report.json", tmp_path / "junit.xml"
+    code = main(
+        [
+            "run",
+            "--formatter",
+            BROKEN_FORMATTER,
+            "--target",
+            "anthropic",
+            "--target",
+            "gemini",
+            "--profile",
+            "dev",
+            "--seed",
+            "3",
+            "--report-json",
+            str(report_path),
+            "--junit-xml",
+            str(junit_path),
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert "FAIL  results_adjacent_in_call_order" in out and "NOT CONFORMANT" in out
+    assert "scenario: parallel_results_out_of_order (target anthropic)" in out
+    report = json.loads(report_path.read_text())
+    assert report["conformant"] is False and report["seed"] == 3
+    assert report["scenarios"] == 2 * (6 + 2)  # only the two targets asked for
+    entry = next(c for c in report["checks"] if c["id"] == "results_adjacent_in_call_order")
+    assert entry["status"] == "failed" and "G06" in entry["taxonomy"] and entry["counterexample"]
+    junit = junit_path.read_text()
+    assert 'name="results_adjacent_in_call_order"' in junit and "<failure" in junit
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--formatter", "no_colon_here"], "--formatter must look like MODULE:ATTR"),
+        (["--formatter", "surely_missing_module_xyz:Fmt"], "cannot import module 'surely_missing_module_xyz'"),
+        (["--formatter", "json:no_such_attribute"], "has no attribute"),
+        (["--formatter", "json:__doc__"], "names a str, not a round-trip formatter"),
+        (["--formatter", "json:dumps"], "is not a usable round-trip formatter: TypeError"),  # factory that raises
+        (["--formatter", REFERENCE_FORMATTER, "--no-reasoning"], "not used with --formatter: --no-reasoning"),
+        (["--formatter", REFERENCE_FORMATTER, "--cassette-dir", "."], "not used with --formatter: --cassette-dir"),
+        (["--target", "gemini"], "--target goes with --formatter"),
+    ],
+)
+def test_bad_formatter_arguments_are_usage_errors(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_formatter_and_handler_are_exclusive(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "--formatter", REFERENCE_FORMATTER, "--handler", "x:y"])
+    assert exit_info.value.code == 2
+    assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_converter_spec_errors_name_the_converter_option(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--converter", "no_colon", "--format", "anthropic"]) == 2
+    assert "--converter must look like MODULE:FACTORY" in capsys.readouterr().err
+
+
+# What each wire API's follow-up request carries back, as the demo prints it from the SDK's JSON.
+DEMO_RESULT_LINES = {
+    "openai-chat": "role=tool tool_call_id=",
+    "openai-responses": "function_call_output call_id=",
+    "anthropic": "tool_result tool_use_id=",
+    "gemini": "functionResponse name=get_weather",
+}
+
+
+@pytest.mark.parametrize("api", sorted(DEMO_RESULT_LINES))
+def test_demo_runs_the_multi_turn_cassettes_of_each_wire_api(api: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--api", api, "--chunk-bytes", "7"]) == 0
+    out = capsys.readouterr().out
+    assert out.count(f"=== {api} / ") == 2  # weather_and_time and invalid_call_retry
+    assert "=== " + next(a for a in DEMO_RESULT_LINES if a != api) not in out
+    assert "tool called: get_weather(" in out and DEMO_RESULT_LINES[api] in out
+    assert "is_error" in out or "error result" in out  # the invalid call is answered with an error
+    assert out.count("final answer: In Paris it is 18") == 1 and "[answered;" in out
+
+
+def test_demo_without_api_runs_all_four(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo"]) == 0
+    out = capsys.readouterr().out
+    assert [line.split(" / ")[0] for line in out.splitlines() if line.startswith("=== ")] == [
+        "=== openai-chat",
+        "=== openai-chat",
+        "=== openai-responses",
+        "=== openai-responses",
+        "=== anthropic",
+        "=== anthropic",
+        "=== gemini",
+        "=== gemini",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--chunk-bytes", "0"], "--chunk-bytes must be a positive size"),
+        (["--cassette-dir", "surely/not/here"], "no such directory"),
+        (["--cassette-dir", "{empty}"], "no multi-turn cassettes under"),
+        (["--cassette-dir", "{single_turn}"], "not a multi-turn cassette"),
+    ],
+)
+def test_demo_usage_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cassettes import bundled_cassette_dir
+
+    single_turn = tmp_path / "single" / "anthropic"
+    single_turn.mkdir(parents=True)
+    (single_turn / "single_call.yaml").write_bytes(
+        (bundled_cassette_dir() / "anthropic" / "single_call.yaml").read_bytes()
+    )
+    (tmp_path / "empty").mkdir()
+    argv = [a.format(empty=tmp_path / "empty", single_turn=tmp_path / "single") for a in argv]
+    assert main(["demo", *argv]) == 2
+    assert message in capsys.readouterr().err

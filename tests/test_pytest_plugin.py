@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from conformance.checks import CHECKS
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestRemovedIn10Warning")
+
+ROOT = Path(__file__).resolve().parents[1]
 
 REFERENCE_SUBCLASS = """
 import pytest
@@ -143,3 +147,187 @@ class TestForgetsIds(ConverterConformanceTests):
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.stdout.fnmatch_lines(["*test_converter_outcome_matches*", "*call id None, the provider sent*"])
     assert result.ret == 1
+
+
+# -- FormatterConformanceTests and --toolcall-formatter (round trips) ------------------------------
+
+FORMATTER_SUBCLASSES = """
+import pytest
+from conformance.pytest_plugin import FormatterConformanceTests
+from reference_impl.followup import ReferenceFormatter
+from tests.mutants.formatter_mutants import FORMATTER_MUTANTS
+
+COMPLETION_ORDER = next(m for m in FORMATTER_MUTANTS if m.name == "COMPLETION_ORDER_RESULTS")
+
+
+class TestReferenceFormatter(FormatterConformanceTests):
+    profile = "dev"
+
+    @pytest.fixture
+    def formatter(self):
+        return ReferenceFormatter()
+
+
+class TestCompletionOrderMutant(FormatterConformanceTests):
+    profile = "dev"
+    targets = ("anthropic", "openai-chat")
+
+    @pytest.fixture
+    def formatter(self):
+        return COMPLETION_ORDER.factory()
+"""
+
+
+def _roundtrip_ids() -> list[str]:
+    from conformance.roundtrip import ROUNDTRIP_CHECKS
+
+    return [check.id for check in ROUNDTRIP_CHECKS]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _sdk_modules_loaded() -> None:
+    """Import every SDK module the round-trip checks use before any in-process pytester run.
+
+    pytester removes the modules a run imported when it ends; the SDKs import request types lazily,
+    and a re-import after removal breaks pydantic's generic models ("Could not find the generic base
+    class"). That is an artefact of running pytest inside pytest, not something users meet.
+    """
+    from conformance.roundtrip import run_roundtrip_conformance
+    from reference_impl.followup import ReferenceFormatter
+
+    assert run_roundtrip_conformance(ReferenceFormatter(), profile="dev").conformant
+
+
+def test_formatter_base_class_passes_the_reference_and_catches_a_mutant(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert(str(ROOT))  # tests.mutants
+    pytester.makepyfile(test_formatters=FORMATTER_SUBCLASSES)
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    checks = _roundtrip_ids()
+    for check_id in checks:
+        result.stdout.fnmatch_lines([f"*TestReferenceFormatter::test_{check_id} PASSED*"])
+    result.stdout.fnmatch_lines(
+        [
+            "*TestCompletionOrderMutant::test_results_adjacent_in_call_order FAILED*",
+            "*results must follow in call order, not completion order*",
+        ]
+    )
+    outcomes = result.parseoutcomes()
+    assert outcomes["passed"] + outcomes["failed"] == 2 * len(checks)
+    assert 1 <= outcomes["failed"] < len(checks)
+    assert result.ret == 1
+
+
+def test_formatter_fixture_may_be_parametrized_and_each_param_gets_its_own_run(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert(str(ROOT))
+    pytester.makepyfile(
+        test_param="""
+import pytest
+from conformance.pytest_plugin import FormatterConformanceTests
+from reference_impl.followup import ReferenceFormatter
+from tests.mutants.formatter_mutants import FORMATTER_MUTANTS
+
+MUTANT = next(m for m in FORMATTER_MUTANTS if m.name == "COMPLETION_ORDER_RESULTS")
+
+
+class TestBoth(FormatterConformanceTests):
+    profile = "dev"
+    targets = ("anthropic",)
+
+    @pytest.fixture(params=["reference", "mutant"])
+    def formatter(self, request):
+        return ReferenceFormatter() if request.param == "reference" else MUTANT.factory()
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-v")
+    result.stdout.fnmatch_lines(
+        [
+            "*test_results_adjacent_in_call_order?reference? PASSED*",
+            "*test_results_adjacent_in_call_order?mutant? FAILED*",
+        ]
+    )
+
+
+def test_formatter_without_format_tools_skips_the_tool_checks_by_name(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_bare="""
+import pytest
+from conformance.pytest_plugin import FormatterConformanceTests
+from reference_impl.followup import format_followup
+
+
+@pytest.fixture
+def formatter():  # a conftest-style fixture works as well as one in the class
+    def bare(target, turn, results):
+        return format_followup(target, turn, results)
+    return bare
+
+
+class TestBare(FormatterConformanceTests):
+    profile = "dev"
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rs")
+    result.assert_outcomes(passed=len(_roundtrip_ids()) - 2, skipped=2)
+    result.stdout.fnmatch_lines(["*tool_schemas_accepted: formatter does not declare: format_tools*"])
+
+
+def test_formatter_base_class_without_fixture_is_a_setup_error(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_missing="""
+from conformance.pytest_plugin import FormatterConformanceTests
+
+class TestMissing(FormatterConformanceTests):
+    profile = "dev"
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*fixture 'formatter' not found*"])
+    result.assert_outcomes(errors=len(_roundtrip_ids()))
+
+
+def test_unmarked_formatter_check_override_is_rejected(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_override="""
+from conformance.pytest_plugin import FormatterConformanceTests
+
+class TestSilenced(FormatterConformanceTests):
+    def test_provider_ids_byte_exact(self):
+        pass
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*overrides round-trip check 'provider_ids_byte_exact'*xfail*"])
+    assert result.ret != 0
+
+
+def test_command_line_formatter_option_reports_violations(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert(str(ROOT))
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--toolcall-formatter",
+        "tests.mutants.formatter_mutants:completion_order_results",
+        "--toolcall-profile",
+        "dev",
+        "-m",
+        "toolcall_conformance",
+    )
+    result.stdout.fnmatch_lines(["*TestToolcallFormatterConformance::test_results_adjacent_in_call_order*"])
+    outcomes = result.parseoutcomes()
+    assert outcomes["failed"] >= 1 and outcomes["passed"] + outcomes["failed"] == len(_roundtrip_ids())
+    # Only the class asked for is collected: no handler or converter checks ran.
+    assert "TestToolcallConformance" not in result.stdout.str()
+
+
+def test_formatter_ini_key_runs_the_reference(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\ntoolcall_formatter = reference_impl.followup:ReferenceFormatter\ntoolcall_profile = dev\n"
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=len(_roundtrip_ids()))
+
+
+def test_unusable_formatter_option_stops_with_a_clear_message(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-formatter", "json:__doc__")
+    result.stdout.fnmatch_lines(["*'json:__doc__' names a str, not a round-trip formatter*"])
+    assert result.ret != 0
