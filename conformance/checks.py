@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.observe import ObservedEvent, Transcript
+from conformance.observe import ObservedEvent, Transcript, short_segment_id
 from conformance.scenarios import Scenario
 
 __all__ = ["CHECKS", "Capabilities", "Check", "CheckContext", "check_by_id"]
@@ -98,7 +98,7 @@ def _segment_lifecycle(ctx: CheckContext) -> list[str]:
     problems: list[str] = []
     for segment_id, seq in _segments(ctx.transcript.events).items():
         kinds = [event.kind for event in seq]
-        label = f"segment {seq[0].segment_type}#{segment_id[-6:]}"
+        label = f"segment {seq[0].segment_type}#{short_segment_id(segment_id)}"
         if kinds.count("start") != 1 or kinds[0] != "start":
             problems.append(f"{label} must begin with exactly one START, got {kinds}")
         elif kinds.count("end") != 1:
@@ -187,7 +187,7 @@ def _text_segments_follow_wire(ctx: CheckContext) -> list[str]:
                 open_text = None
         elif event.segment_type == "tool_call" and event.kind == "start" and open_text is not None:
             return [
-                f"a text segment (#{open_text[-6:]}) stays open across a tool call START; text after the "
+                f"a text segment (#{short_segment_id(open_text)}) stays open across a tool call START; text after the "
                 "call would be placed before it"
             ]
     return []

@@ -31,6 +31,15 @@ class ObservationError(TypeError):
     """A handler returned something the suite cannot read as an event or invocation."""
 
 
+def short_segment_id(segment_id: str) -> str:
+    """A segment id short enough for a counterexample line: whole up to 12 characters, else its tail.
+
+    Reference ids are ``seg-<uuid>-<n>``, where only the tail tells segments apart; a provider id
+    used as the segment id (``call_dup``) is shown whole, never cut to a misleading ``ll_dup``.
+    """
+    return segment_id if len(segment_id) <= 12 else "…" + segment_id[-8:]
+
+
 @dataclass(frozen=True)
 class ObservedEvent:
     """A handler's event, normalised: ``kind`` is start/content/end, ``segment_type`` text/tool_call/reasoning."""
@@ -44,10 +53,10 @@ class ObservedEvent:
     def describe(self) -> str:
         """One readable line, used in counterexamples."""
         if self.kind == "content":
-            return f"CONTENT {self.segment_type}#{self.segment_id[-6:]} {self.delta!r}"
+            return f"CONTENT {self.segment_type}#{short_segment_id(self.segment_id)} {self.delta!r}"
         shown = {key: value for key, value in self.metadata.items() if key != "raw_arguments"}
         body = json.dumps(shown, ensure_ascii=False, default=repr) if shown else ""
-        return f"{self.kind.upper()} {self.segment_type}#{self.segment_id[-6:]} {body}".rstrip()
+        return f"{self.kind.upper()} {self.segment_type}#{short_segment_id(self.segment_id)} {body}".rstrip()
 
 
 @dataclass(frozen=True)
