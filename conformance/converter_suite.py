@@ -36,7 +36,7 @@ from conformance.checks import Check
 from conformance.expectations import Outcome
 from conformance.pipeline import ReplayResult, compare_outcomes, replay_body
 from conformance.recorded import Recording, describe_text, read_recording, signature_bytes
-from conformance.runner import PROFILES, CheckResult, Profile, Report, search_settings
+from conformance.runner import PROFILES, CheckResult, Profile, Report, describe_factory, search_settings
 from conformance.wire import Body, WireFormatError, load_body
 from reference_impl.types import ChunkResponse
 
@@ -436,7 +436,7 @@ def run_converter_conformance(
 ) -> Report:
     """Run the converter checks over every recording with an expectation under ``cassette_dirs``."""
     chosen = PROFILES[profile] if isinstance(profile, str) else profile
-    report = Report(target=target or repr(converter_factory), profile=chosen.name, seed=seed)
+    report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
     results = {check.id: CheckResult(check) for check in CONVERTER_CHECKS}
     started = time.perf_counter()
     # Byte-split search is the expensive part: a fraction of the handler profile's effort per body.

@@ -140,6 +140,19 @@ def _scenario_applicable(scenario: Scenario, capabilities: Capabilities) -> bool
     return all(capabilities.has(tag) for tag in scenario.tags if tag in Capabilities.__dataclass_fields__)
 
 
+def describe_factory(factory: Callable[..., Any]) -> str:
+    """``module:qualname`` for a function or class (what ``--handler`` takes), else its repr.
+
+    Reports and JUnit class names show it, so it must be stable and readable, never
+    ``<function make_handler at 0x7f...>``.
+    """
+    module = getattr(factory, "__module__", None)
+    qualname = getattr(factory, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        return f"{module}:{qualname}"
+    return repr(factory)
+
+
 def run_conformance(
     factory: Callable[..., Any],
     *,
@@ -163,7 +176,7 @@ def run_conformance(
     chosen = PROFILES[profile] if isinstance(profile, str) else profile
     scenario_list = list(BUILTIN_SCENARIOS if scenarios is None else scenarios)
     check_list = list(CHECKS if checks is None else checks)
-    report = Report(target=target or repr(factory), profile=chosen.name, seed=seed)
+    report = Report(target=target or describe_factory(factory), profile=chosen.name, seed=seed)
     started = time.perf_counter()
     results = {check.id: CheckResult(check) for check in check_list}
     active: list[Check] = []
