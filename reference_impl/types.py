@@ -188,7 +188,7 @@ class SegmentEvent:
             raise TypeError(f"SegmentEvent.segment_type must be a SegmentType, got {self.segment_type!r}")
         if not isinstance(self.segment_id, str) or not self.segment_id:
             raise ValueError(f"SegmentEvent.segment_id must be a non-empty str, got {self.segment_id!r}")
-        object.__setattr__(self, "payload", freeze(dict(self.payload)))
+        object.__setattr__(self, "payload", freeze(dict(_get_payload(self))))
 
     @classmethod
     def start(cls, segment_id: str, segment_type: SegmentType, **metadata: Any) -> SegmentEvent:
@@ -198,14 +198,18 @@ class SegmentEvent:
     @classmethod
     def content(cls, segment_id: str, segment_type: SegmentType, delta: str) -> SegmentEvent:
         """A CONTENT event carrying one ``delta`` of text or argument JSON."""
-        if not isinstance(delta, str):
-            raise TypeError(f"SegmentEvent.content delta must be a str, got {type(delta).__name__}")
-        # Built directly: the payload is flat, so freezing it needs no walk (this is the hot path).
-        event = object.__new__(cls)
-        object.__setattr__(event, "event_type", SegmentEventType.CONTENT)
-        object.__setattr__(event, "segment_id", segment_id)
-        object.__setattr__(event, "segment_type", segment_type)
-        object.__setattr__(event, "payload", FrozenDict(delta=delta))
+        payload: object = delta
+        if type(delta) is not str:
+            if not isinstance(delta, str):
+                raise TypeError(f"SegmentEvent.content delta must be a str, got {type(delta).__name__}")
+            payload = FrozenDict(delta=delta)  # a str subclass is kept as is, in a real payload
+        # The hot path: built through the slots, with the payload stored as the bare delta
+        # (``_LazyContentPayload``): one small object per CONTENT event.
+        event = _new_object(cls)
+        _set_event_type(event, _CONTENT)
+        _set_segment_id(event, segment_id)
+        _set_segment_type(event, segment_type)
+        _set_payload(event, payload)
         return event
 
     @classmethod
@@ -216,13 +220,19 @@ class SegmentEvent:
     @property
     def metadata(self) -> Mapping[str, Any]:
         """START/END metadata (empty for CONTENT)."""
-        metadata: Mapping[str, Any] = self.payload.get("metadata", FrozenDict())
+        raw = _get_payload(self)
+        if type(raw) is str:
+            return FrozenDict()
+        metadata: Mapping[str, Any] = raw.get("metadata", FrozenDict())
         return metadata
 
     @property
     def delta(self) -> str:
         """The CONTENT delta ('' for START/END)."""
-        delta: str = self.payload.get("delta", "")
+        raw = _get_payload(self)
+        if type(raw) is str:
+            return raw
+        delta: str = raw.get("delta", "")
         return delta
 
     def to_dict(self) -> dict[str, Any]:
@@ -233,6 +243,49 @@ class SegmentEvent:
             "segment_type": self.segment_type.value,
             "payload": thaw(self.payload),
         }
+
+
+class _LazyContentPayload:
+    """``SegmentEvent.payload``: a CONTENT event built by ``SegmentEvent.content`` stores its bare delta.
+
+    Streams are mostly CONTENT events, and a handler keeps every event for ``get_all_events()``.
+    A ``FrozenDict`` per delta doubled the objects that CPython's garbage collector walks on each
+    full collection and took 184 of the 248 bytes each kept event cost. The slot holds the delta
+    ``str`` instead, and reading ``payload`` builds the read-only ``{"delta": ...}``; every
+    other payload (START, END, CONTENT built by the constructor) is stored frozen and returned as
+    is. Equality, ``repr``, pickling and ``to_dict()`` all read through this descriptor.
+    """
+
+    __slots__ = ("_slot",)
+
+    def __init__(self, slot: Any) -> None:
+        self._slot = slot
+
+    def __get__(self, event: object, owner: type | None = None) -> Any:
+        if event is None:
+            return self
+        raw = self._slot.__get__(event, owner)
+        if type(raw) is str:
+            return FrozenDict(delta=raw)
+        return raw
+
+    def __set__(self, event: object, value: Any) -> None:
+        self._slot.__set__(event, value)
+
+    def __delete__(self, event: object) -> None:
+        self._slot.__delete__(event)
+
+
+# Read once: the per-delta path (``SegmentEvent.content``) sets the slots directly, and an enum
+# member lookup on its class costs about 0.1 us.
+_CONTENT = SegmentEventType.CONTENT
+_new_object = object.__new__
+_set_event_type = SegmentEvent.__dict__["event_type"].__set__
+_set_segment_id = SegmentEvent.__dict__["segment_id"].__set__
+_set_segment_type = SegmentEvent.__dict__["segment_type"].__set__
+_set_payload = SegmentEvent.__dict__["payload"].__set__
+_get_payload = SegmentEvent.__dict__["payload"].__get__
+setattr(SegmentEvent, "payload", _LazyContentPayload(SegmentEvent.__dict__["payload"]))  # noqa: B010
 
 
 @dataclass(frozen=True, slots=True)

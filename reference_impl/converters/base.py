@@ -34,16 +34,57 @@ def _camel(name: str) -> str:
     return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
+# How ``get_field`` reads an object of a given type, decided once per type (``_access_of``):
+# ``_MAPPING``, ``_GETATTR``, or for a pydantic model the names defined on its class and bases.
+_GETATTR, _MAPPING = 0, 1
+_ACCESS: dict[type, int | frozenset[str]] = {}
+_CACHE_LIMIT = 1024
+
+
+def _access_of(cls: type) -> int | frozenset[str]:
+    access: int | frozenset[str] = _GETATTR
+    if issubclass(cls, Mapping):
+        access = _MAPPING
+    else:
+        # A pydantic model (the class that declares the ``__pydantic_extra__`` slot is
+        # pydantic.BaseModel) whose subclasses add no attribute hook of their own.
+        for klass in cls.__mro__:
+            if "__pydantic_extra__" in vars(klass):
+                access = frozenset(name for base in cls.__mro__ for name in vars(base))
+                break
+            if "__getattr__" in vars(klass) or "__getattribute__" in vars(klass):
+                break
+    if len(_ACCESS) >= _CACHE_LIMIT:
+        _ACCESS.clear()
+    _ACCESS[cls] = access
+    return access
+
+
 def get_field(obj: Any, name: str) -> Any:
     """``obj.name`` for SDK objects (declared fields and pydantic extras), ``obj[name]`` for mappings.
 
     SDK stream objects are built without validation, so any field may be missing or ``None``; a
     missing field reads as ``None``. Mappings are accepted too (raw JSON payloads), under the
     snake_case name or its camelCase wire spelling (Gemini's JSON uses ``functionCall``).
+
+    Converters probe a dozen optional fields per event, most of them absent, and on a pydantic
+    model ``getattr`` of an absent field runs ``BaseModel.__getattr__`` and raises (3 us). So a
+    pydantic model is read the way that lookup resolves a public name that is not a class
+    attribute: the instance ``__dict__``, then ``__pydantic_extra__`` (0.4 us).
     """
     if obj is None:
         return None
-    if isinstance(obj, Mapping):
+    access = _ACCESS.get(type(obj))
+    if access is None:
+        access = _access_of(type(obj))
+    if isinstance(access, frozenset):
+        if name not in access and not name.startswith("_"):
+            value = obj.__dict__.get(name, _MISSING)
+            if value is not _MISSING:
+                return value
+            extra = obj.__pydantic_extra__
+            return extra.get(name) if isinstance(extra, dict) else None
+    elif access == _MAPPING:
         if name in obj:
             return obj[name]
         return obj.get(_camel(name))
