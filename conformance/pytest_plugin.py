@@ -68,6 +68,26 @@ def _check_test(check_id: str) -> Callable[..., None]:
     return test
 
 
+def _reject_unmarked_overrides(cls: type, checks: Any, kind: str) -> None:
+    """A subclass may override a check's test only to xfail it, with a reason: departures are said aloud."""
+    for check in checks:
+        override = cls.__dict__.get(f"test_{check.id}")
+        marks = getattr(override, "pytestmark", []) if override is not None else []
+        if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+            raise TypeError(
+                f"{cls.__name__}.test_{check.id} overrides {kind} check {check.id!r}; mark the override "
+                f'@pytest.mark.xfail(reason="...") to say why your implementation departs from the contract'
+            )
+
+
+def _profile_and_seed(cls: Any, config: pytest.Config) -> tuple[str, int]:
+    """The class attribute, else the command-line option, else the ini key, else ``ci`` / 0."""
+    profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
+    seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
+    seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
+    return str(profile), seed
+
+
 class HandlerConformanceTests:
     """Base class: one test per conformance check, against ``handler_factory``."""
 
@@ -81,26 +101,14 @@ class HandlerConformanceTests:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for check in CHECKS:
-            name = f"test_{check.id}"
-            override = cls.__dict__.get(name)
-            if override is None:
-                continue
-            marks = getattr(override, "pytestmark", [])
-            if not any(mark.name == "xfail" and mark.kwargs.get("reason") for mark in marks):
-                raise TypeError(
-                    f"{cls.__name__}.{name} overrides conformance check {check.id!r}; mark the override "
-                    f'@pytest.mark.xfail(reason="...") to say why your handler departs from the contract'
-                )
+        _reject_unmarked_overrides(cls, CHECKS, "conformance")
 
     @pytest.fixture(scope="class")
     @classmethod
     def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
         instance = cls()
         config = request.config
-        profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
-        seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
-        seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
+        profile, seed = _profile_and_seed(cls, config)
         logging.disable(logging.CRITICAL)
         try:
             yield run_conformance(
@@ -136,14 +144,7 @@ class ConverterConformanceTests:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        for check in CONVERTER_CHECKS:
-            override = cls.__dict__.get(f"test_{check.id}")
-            marks = getattr(override, "pytestmark", []) if override is not None else []
-            if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
-                raise TypeError(
-                    f"{cls.__name__}.test_{check.id} overrides converter check {check.id!r}; mark the override "
-                    f'@pytest.mark.xfail(reason="...")'
-                )
+        _reject_unmarked_overrides(cls, CONVERTER_CHECKS, "converter")
 
     @pytest.fixture(scope="class")
     @classmethod
@@ -152,15 +153,14 @@ class ConverterConformanceTests:
         config = request.config
         extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
         extra += [Path(p) for p in config.getini("toolcall_cassette_dirs")]
-        profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
-        seed = cls.seed if cls.seed is not None else (config.getoption("toolcall_seed") or 0)
+        profile, seed = _profile_and_seed(cls, config)
         logging.disable(logging.CRITICAL)
         try:
             yield run_converter_conformance(
                 instance.converter_factory,
                 [bundled_cassette_dir(), *cls.cassette_dirs, *extra],
                 profile=profile,
-                seed=int(seed),
+                seed=seed,
                 target=cls.__name__,
                 apis=list(cls.apis) if cls.apis else None,
             )
@@ -170,17 +170,6 @@ class ConverterConformanceTests:
 
 for _check in CONVERTER_CHECKS:
     setattr(ConverterConformanceTests, f"test_{_check.id}", pytest.mark.toolcall_conformance(_check_test(_check.id)))
-
-
-def _reject_unmarked_overrides(cls: type, checks: Any, kind: str) -> None:
-    for check in checks:
-        override = cls.__dict__.get(f"test_{check.id}")
-        marks = getattr(override, "pytestmark", []) if override is not None else []
-        if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
-            raise TypeError(
-                f"{cls.__name__}.test_{check.id} overrides {kind} check {check.id!r}; mark the override "
-                f'@pytest.mark.xfail(reason="...")'
-            )
 
 
 # One round-trip report per test class (and per parameter of a parametrized ``formatter`` fixture),
@@ -220,9 +209,7 @@ class FormatterConformanceTests:
         if key in per_class:
             return per_class[key]
         config = request.config
-        profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
-        seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
-        seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
+        profile, seed = _profile_and_seed(cls, config)
         logging.disable(logging.CRITICAL)
         try:
             report = run_roundtrip_conformance(
