@@ -12,6 +12,7 @@ from typing import Any
 
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 
 from conformance.checks import CHECKS, Capabilities, Check, CheckContext
 from conformance.fragment import describe_chunks, refragmented
@@ -222,11 +223,25 @@ def run_conformance(
         for check in active:
             results[check.id].scenarios_run += 1
         record(evaluate(scenario, scenario.chunks, probe=True), scenario, scenario.chunks)
-        _search_split(scenario, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
+        _search(
+            _split_cases(scenario),
+            max_examples=chosen.examples_per_scenario,
+            seed=seed,
+            evaluate=evaluate,
+            record=record,
+            results=results,
+        )
 
     if capabilities.text_format is None and scenarios is None:
         report.scenarios += 1
-        _search_generated(capabilities, profile=chosen, seed=seed, evaluate=evaluate, record=record, results=results)
+        _search(
+            _generated_cases(capabilities),
+            max_examples=chosen.examples_per_scenario * 3,
+            seed=seed,
+            evaluate=evaluate,
+            record=record,
+            results=results,
+        )
     report.results = [results[check.id] for check in check_list]
     for result in report.results:
         result.target = report.target
@@ -253,30 +268,32 @@ def search_settings(max_examples: int, seed: int) -> Callable[[Callable[..., Non
     return apply
 
 
-def _search_generated(
-    capabilities: Capabilities,
+_Failures = list[tuple[Check, list[str], Transcript]]
+
+
+def _search(
+    cases: st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]],
     *,
-    profile: Profile,
+    max_examples: int,
     seed: int,
-    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], list[tuple[Check, list[str], Transcript]]],
-    record: Callable[[list[tuple[Check, list[str], Transcript]], Scenario, Sequence[ChunkResponse]], None],
+    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], _Failures],
+    record: Callable[[_Failures, Scenario, Sequence[ChunkResponse]], None],
     results: dict[str, CheckResult],
 ) -> None:
-    """Random logical turns (not only the built-ins), re-fragmented, against every passing check."""
-    from hypothesis import strategies as st
+    """Let hypothesis look for a (scenario, chunks) case that fails a still-passing check, then shrink it.
 
-    from conformance.strategies import scenarios as generated_scenarios
-
+    Only the last (smallest) failing case is recorded: hypothesis re-runs the property while
+    shrinking, so the case in hand when it gives up is the minimal one.
+    """
     watched = {check_id for check_id, result in results.items() if result.status == "passed"}
-    if not watched or profile.examples_per_scenario <= 0:
+    if not watched or max_examples <= 0:
         return
-    last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], Scenario, list[ChunkResponse]]] = []
+    last_failure: list[tuple[_Failures, Scenario, list[ChunkResponse]]] = []
 
-    @search_settings(profile.examples_per_scenario * 3, seed)
-    @given(st.data())
-    def property_holds(data: st.DataObject) -> None:
-        scenario = data.draw(generated_scenarios(with_reasoning=capabilities.reasoning), label="logical turn")
-        chunks = data.draw(refragmented(scenario.chunks), label="chunks")
+    @search_settings(max_examples, seed)
+    @given(cases)
+    def property_holds(case: tuple[Scenario, list[ChunkResponse]]) -> None:
+        scenario, chunks = case
         failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]
         if failures:
             last_failure[:] = [(failures, scenario, chunks)]
@@ -286,36 +303,16 @@ def _search_generated(
         property_holds()
     except AssertionError:
         if last_failure:
-            failures, scenario, chunks = last_failure[0]
-            record(failures, scenario, chunks)
+            record(*last_failure[0])
 
 
-def _search_split(
-    scenario: Scenario,
-    *,
-    profile: Profile,
-    seed: int,
-    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], list[tuple[Check, list[str], Transcript]]],
-    record: Callable[[list[tuple[Check, list[str], Transcript]], Scenario, Sequence[ChunkResponse]], None],
-    results: dict[str, CheckResult],
-) -> None:
-    """Let hypothesis look for a re-fragmentation that fails a still-passing check, then shrink it."""
-    watched = {check_id for check_id, result in results.items() if result.status == "passed"}
-    if not watched or profile.examples_per_scenario <= 0:
-        return
-    last_failure: list[tuple[list[tuple[Check, list[str], Transcript]], list[ChunkResponse]]] = []
+def _split_cases(scenario: Scenario) -> st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]]:
+    """One scenario, re-fragmented at arbitrary boundaries."""
+    return st.tuples(st.just(scenario), refragmented(scenario.chunks))
 
-    @search_settings(profile.examples_per_scenario, seed)
-    @given(refragmented(scenario.chunks))
-    def property_holds(chunks: list[ChunkResponse]) -> None:
-        failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]
-        if failures:
-            last_failure[:] = [(failures, chunks)]
-            raise AssertionError(failures[0][1][0])
 
-    try:
-        property_holds()
-    except AssertionError:
-        if last_failure:
-            failures, chunks = last_failure[0]
-            record(failures, scenario, chunks)
+def _generated_cases(capabilities: Capabilities) -> st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]]:
+    """Random logical turns (not only the built-ins), each re-fragmented."""
+    from conformance.strategies import scenarios as generated_scenarios
+
+    return generated_scenarios(with_reasoning=capabilities.reasoning).flatmap(_split_cases)
