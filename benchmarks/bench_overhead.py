@@ -42,7 +42,7 @@ _WORDS = ("The ", "quick ", "brown ", "fox ", "jumps ", "over ", "the ", "lazy "
 
 def stream_turn(api: str, events: int = 10_000) -> Any:
     """The logical turn whose rendering for ``api`` has about ``events`` SSE events."""
-    from conformance.render import Call, Text, Turn
+    from conformance.turns.model import Call, Text, Turn
 
     if api == "gemini":
         text = Text(tuple(_WORDS[i % len(_WORDS)] for i in range(events - 3)))
@@ -192,7 +192,7 @@ def run(
     log(f"-- overhead over the SDK floor: ~{events} events per API, best of {repeat}, CPU time; load {load_average()}")
     rows = []
     for api in apis:
-        from conformance.render import render_sse
+        from conformance.turns.render import render_sse
 
         if repeat > 1:
             # Warm-up, untimed: the SDKs import their stream and model modules on first use.

@@ -142,7 +142,8 @@ def _sdk_stream(api: str, n: int) -> tuple[list[Any], str]:
     ``render`` writes the payloads of a call whose pieces are ``OPEN``, the 64 fragments and
     ``CLOSE``; the SDK objects are built from them once, and the fragment events are repeated.
     """
-    from conformance.render import Call, Turn, render
+    from conformance.turns.model import Call, Turn
+    from conformance.turns.render import render
     from conformance.wire import iter_payload_events
 
     pieces = (OPEN, *ARG_FRAGMENTS, CLOSE)

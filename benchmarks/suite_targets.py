@@ -22,14 +22,15 @@ from typing import Any
 
 import pytest
 
-from conformance.cassettes import bundled_cassette_dir
-from conformance.checks import Capabilities
-from conformance.converter_suite import run_converter_conformance
+from conformance.converter import run_converter_conformance
+from conformance.handler.capabilities import Capabilities
+from conformance.handler.runner import run_conformance
+from conformance.handler.scenarios import BUILTIN_SCENARIOS
+from conformance.handler.text_scenarios import text_scenarios
 from conformance.roundtrip import run_roundtrip_conformance
-from conformance.runner import run_conformance
-from conformance.scenarios import BUILTIN_SCENARIOS
-from conformance.text_formats import TEXT_FORMATS, text_scenarios
+from conformance.turns.text_formats import TEXT_FORMATS
 from conformance.wire import WIRE_APIS
+from conformance.wire.cases import bundled_cassette_dir
 from reference_impl import ApiToolCallStreamingResponseHandler, ParsingStreamingResponseHandler
 from reference_impl.converters import converter_for
 from reference_impl.followup import ReferenceFormatter

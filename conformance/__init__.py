@@ -9,10 +9,13 @@ The public entry points::
 The command line (``toolcall-conformance run``) and the pytest plugin are built on the same call.
 """
 
-from conformance.checks import CHECKS, Capabilities, Check, check_by_id
-from conformance.observe import HandlerAdapter, ObservedEvent, ObservedInvocation, Transcript, drive
-from conformance.runner import PROFILES, CheckResult, Report, run_conformance
-from conformance.scenarios import BUILTIN_SCENARIOS, ExpectedCall, ExpectedOutcome, Scenario
+from conformance.handler.capabilities import Capabilities
+from conformance.handler.checks import CHECKS, check_by_id
+from conformance.handler.drive import Transcript, drive
+from conformance.handler.observe import HandlerAdapter, ObservedEvent, ObservedInvocation
+from conformance.handler.runner import run_conformance
+from conformance.handler.scenarios import BUILTIN_SCENARIOS, ExpectedCall, ExpectedOutcome, Scenario
+from conformance.verdict import PROFILES, Check, CheckResult, Report
 
 __all__ = [
     "BUILTIN_SCENARIOS",

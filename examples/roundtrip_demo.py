@@ -15,7 +15,7 @@ follow-up with
 ``reference_impl.followup.format_followup`` and continues until the model answers. What the demo
 prints under "sent back" is read from the JSON the SDK actually sent for the next request.
 
-The same demo ships with the package: ``python -m conformance.roundtrip demo``.
+The same demo ships with the package: ``toolcall-conformance demo``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.roundtrip import DEMO_APIS, run_demo
+from conformance.wire import bundled_cassette_dir
+from reference_impl.demo import DEMO_APIS, run_demo
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cassette-dir", type=Path, help="multi-turn cassettes (default: cassettes/multiturn)")
     parser.add_argument("--chunk-bytes", type=int, help="serve each response in pieces of this many bytes")
     args = parser.parse_args(argv)
-    return run_demo(args.api, args.cassette_dir, chunk_bytes=args.chunk_bytes)
+    return run_demo(args.cassette_dir or bundled_cassette_dir() / "multiturn", args.api, chunk_bytes=args.chunk_bytes)
 
 
 if __name__ == "__main__":

@@ -44,7 +44,6 @@ from typing import Any, Protocol, TypedDict
 
 import httpx2
 
-from reference_impl._frozen import thaw
 from reference_impl.followup import (
     WIRE_API,
     FinishedTurn,
@@ -55,6 +54,7 @@ from reference_impl.followup import (
     invalid_call_message,
     user_message,
 )
+from reference_impl.frozen import thaw
 from reference_impl.tools import ToolChoice, ToolDefinition, tool_params
 from reference_impl.types import SegmentEvent, SegmentEventType, SegmentType, ToolInvocation
 

@@ -52,9 +52,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_impl._frozen import FrozenDict, freeze, thaw
 from reference_impl.converters import converter_for
 from reference_impl.converters.base import StreamConverter, get_field
+from reference_impl.frozen import FrozenDict, freeze, thaw
 from reference_impl.handlers import ApiToolCallStreamingResponseHandler, StreamingResponseHandler
 from reference_impl.tools import TOOL_TARGETS, ToolChoice, ToolDefinition, tool_params
 from reference_impl.types import (

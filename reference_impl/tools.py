@@ -44,7 +44,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from reference_impl._frozen import freeze, thaw
+from reference_impl.frozen import freeze, thaw
 
 __all__ = [
     "TOOL_NAME_PATTERN",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from reference_impl._frozen import FrozenDict, freeze, thaw
+from reference_impl.frozen import FrozenDict, freeze, thaw
 
 __all__ = [
     "ChunkResponse",

@@ -10,16 +10,11 @@ from typing import Any
 import pytest
 import yaml
 
-from conformance.render import Call, Text, Turn, fake_signature, render_sse
-from conformance.roundtrip import (
-    MULTITURN_SCRIPTS,
-    demo_tools,
-    load_multiturn_cassette,
-    multiturn_cassette_paths,
-    multiturn_document,
-    run_multiturn_cassette,
-    wire_view,
-)
+from conformance.corpus.multiturn import MULTITURN_SCRIPTS, multiturn_document
+from conformance.roundtrip import wire_view
+from conformance.turns.model import Call, Text, Turn, fake_signature
+from conformance.turns.render import render_sse
+from conformance.wire import bundled_cassette_dir
 from reference_impl import ApiToolCallStreamingResponseHandler, ChunkResponse, ToolCallDelta
 from reference_impl.agent import (
     Agent,
@@ -30,9 +25,10 @@ from reference_impl.agent import (
     ToolEventBus,
     ToolEventType,
 )
+from reference_impl.demo import demo_tools, load_multiturn_cassette, multiturn_cassette_paths, run_multiturn_cassette
 from reference_impl.tools import ToolDefinition
 
-CASSETTES = multiturn_cassette_paths()
+CASSETTES = multiturn_cassette_paths(bundled_cassette_dir() / "multiturn")
 IDS = [f"{p.parent.name}/{p.stem}" for p in CASSETTES]
 
 
@@ -222,7 +218,7 @@ def test_committed_cassettes_are_up_to_date(script: Any) -> None:
     document, _expectation = multiturn_document(script)
     committed = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert committed["interactions"] == document["interactions"], (
-        "regenerate with: python -m conformance.roundtrip write-cassettes cassettes/multiturn"
+        "regenerate with: python -m conformance.corpus.multiturn cassettes/multiturn"
     )
     assert committed["toolcall_conformance"]["turns"] == document["toolcall_conformance"]["turns"]
 

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.cassettes import bundled_cassette_dir, discover_cases, load_expectation
-from conformance.corpus import CORPUS, SDK_ACCUMULATOR_MISHANDLES, CorpusScenario
-from conformance.expectations import SdkAccumulatorError, sdk_outcome
-from conformance.pipeline import compare_outcomes, replay_body
-from conformance.recorded import read_recording
+from conformance.corpus.written import CORPUS, SDK_ACCUMULATOR_MISHANDLES, CorpusScenario
 from conformance.wire import load_body
+from conformance.wire.cases import bundled_cassette_dir, discover_cases, load_expectation
+from conformance.wire.outcome import SdkAccumulatorError, sdk_outcome
+from conformance.wire.recorded import read_recording
+from conformance.wire.replay import compare_outcomes, replay_body
 
 CASES = list(discover_cases([bundled_cassette_dir()]))
 

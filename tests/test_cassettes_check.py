@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cassettes import bundled_cassette_dir, check_cassettes, discover_cases
 from conformance.cli import main
+from conformance.corpus.hygiene import check_cassettes
+from conformance.wire.cases import bundled_cassette_dir, discover_cases
 
 CORPUS = bundled_cassette_dir()
 SAMPLE = CORPUS / "openai-chat" / "single_call.yaml"

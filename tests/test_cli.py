@@ -210,7 +210,7 @@ def test_demo_without_api_runs_all_four(capsys: pytest.CaptureFixture[str]) -> N
     ],
 )
 def test_demo_usage_errors(argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from conformance.cassettes import bundled_cassette_dir
+    from conformance.wire.cases import bundled_cassette_dir
 
     single_turn = tmp_path / "single" / "anthropic"
     single_turn.mkdir(parents=True)

@@ -34,8 +34,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cassettes import bundled_cassette_dir
-from conformance.converter_suite import CONVERTER_CHECKS, run_converter_conformance
+from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
+from conformance.wire.cases import bundled_cassette_dir
 from reference_impl.converters import CONVERTERS, converter_for
 from tests.mutants.alternative_converters import ALTERNATIVES
 from tests.mutants.converter_mutants import MUTANTS, Mutant

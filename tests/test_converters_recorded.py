@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
-from conformance.cassettes import bundled_cassette_dir, load_expectation
-from conformance.converter_suite import run_converter_conformance
-from conformance.pipeline import replay_body
-from conformance.recorded import read_recording, signature_bytes
+from conformance.converter import run_converter_conformance
 from conformance.wire import load_body, to_sse
+from conformance.wire.cases import bundled_cassette_dir, load_expectation
+from conformance.wire.recorded import read_recording, signature_bytes
+from conformance.wire.replay import replay_body
 from reference_impl.converters import converter_for
 from reference_impl.types import ChunkResponse, TokenUsage, ToolCallDelta
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conformance.checks import CHECKS
-from conformance.docs import render_checks_reference
+from conformance.handler.checks import CHECKS
+from conformance.report.checks_reference import render_checks_reference
 from conformance.roundtrip import ROUNDTRIP_CHECKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -13,7 +13,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_check_reference_is_up_to_date() -> None:
     committed = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
-    assert committed == render_checks_reference(), "regenerate with: python -m conformance.docs > docs/checks.md"
+    assert committed == render_checks_reference(), (
+        "regenerate with: python -m conformance.report.checks_reference > docs/checks.md"
+    )
 
 
 def test_check_reference_lists_handler_and_round_trip_checks_with_taxonomy() -> None:

@@ -11,7 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.render import Call, Reasoning, Text, Turn, fake_signature, render_sse
+from conformance.turns.model import Call, Reasoning, Text, Turn, fake_signature
+from conformance.turns.render import render_sse
 from conformance.wire import iter_sdk_events, to_sse
 from reference_impl import ApiToolCallStreamingResponseHandler
 from reference_impl.followup import (
@@ -321,7 +322,7 @@ def test_responses_reasoning_items_keep_ids_summary_and_encrypted_content() -> N
 
 
 def _responses_payloads(turn: Turn) -> list[dict[str, Any]]:
-    from conformance.render import render
+    from conformance.turns.render import render
 
     return render(turn, "openai-responses")
 

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from conformance import Capabilities, run_conformance
-from conformance.text_formats import text_scenarios
+from conformance.handler.text_scenarios import text_scenarios
 from reference_impl import ApiToolCallStreamingResponseHandler, ParsingStreamingResponseHandler
 from tests.mutants.alternative_handlers import ALTERNATIVES
 from tests.mutants.api_handler_mutants import MUTANTS, Mutant

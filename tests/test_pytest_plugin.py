@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.checks import CHECKS
+from conformance.handler.checks import CHECKS
 
 pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestRemovedIn10Warning")
 
@@ -96,8 +96,8 @@ def test_unimportable_factory_stops_with_a_clear_message(pytester: pytest.Pytest
 
 
 def test_cassette_dir_option_runs_converter_checks_on_user_recordings(pytester: pytest.Pytester) -> None:
-    from conformance.cassettes import bundled_cassette_dir
-    from conformance.converter_suite import CONVERTER_CHECKS
+    from conformance.converter import CONVERTER_CHECKS
+    from conformance.wire.cases import bundled_cassette_dir
 
     recordings = pytester.mkdir("recordings")
     for name in ("single_call.yaml", "single_call.expected.json"):

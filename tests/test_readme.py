@@ -43,7 +43,7 @@ def _roundtrip_commands() -> list[str]:
 def test_round_trip_section_commands_parse_and_the_demos_run(capsys: pytest.CaptureFixture[str]) -> None:
     import shlex
 
-    from conformance.cli import _build_parser, main
+    from conformance.cli import build_parser, main
 
     commands = _roundtrip_commands()
     assert any("run --formatter" in command for command in commands)
@@ -53,7 +53,7 @@ def test_round_trip_section_commands_parse_and_the_demos_run(capsys: pytest.Capt
         argv = shlex.split(command)
         assert argv[0] == "toolcall-conformance", command
         if "mypkg" in command:  # a placeholder formatter: the arguments must parse
-            _build_parser().parse_args(argv[1:])
+            build_parser().parse_args(argv[1:])
         else:
             assert main(argv[1:]) == 0, command
             assert "final answer:" in capsys.readouterr().out

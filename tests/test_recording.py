@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from conformance.cassettes import check_cassettes
 from conformance.cli import main
-from conformance.fake_provider import FakeProvider
-from conformance.record import RecordingError, record_cassette
-from conformance.render import Call, Text, Turn, render_sse, split_evenly
+from conformance.corpus.fake_provider import FakeProvider
+from conformance.corpus.hygiene import check_cassettes
+from conformance.corpus.record import RecordingError, record_cassette
+from conformance.turns.model import Call, Text, Turn, split_evenly
+from conformance.turns.render import render_sse
 from conformance.wire import load_body
 
 APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")

@@ -19,14 +19,13 @@ from conformance.roundtrip import (
     FormatterAdapter,
     as_formatter,
     builtin_scenarios,
-    main,
     random_scenarios,
     roundtrip_check_by_id,
     run_roundtrip_conformance,
     sdk_type_errors,
     wire_view,
 )
-from conformance.runner import Report
+from conformance.verdict import Report
 from reference_impl.followup import FOLLOWUP_TARGETS, FinishedTurn, ReferenceFormatter, ToolResult, format_followup
 from tests.mutants.formatter_mutants import ALTERNATIVE_FORMATTERS, FORMATTER_MUTANTS, FormatterMutant
 
@@ -115,7 +114,7 @@ def test_check_catalogue_is_well_formed() -> None:
         assert roundtrip_check_by_id(check.id) is check
     with pytest.raises(KeyError, match="unknown round-trip check"):
         roundtrip_check_by_id("nope")
-    from conformance.checks import CHECKS
+    from conformance.handler.checks import CHECKS
 
     assert not set(ids) & {check.id for check in CHECKS}  # one id space across both suites
 
@@ -220,8 +219,10 @@ def test_wire_view_reports_structure_problems() -> None:
     assert "message #2" in wire_view("anthropic", split, prefix=0).adjacency[0]
 
 
-def test_module_entry_point_runs_the_reference(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["run", "--profile", "dev"]) == 0
+def test_cli_runs_the_reference_formatter(capsys: pytest.CaptureFixture[str]) -> None:
+    from conformance.cli import main
+
+    assert main(["run", "--formatter", "reference_impl.followup:ReferenceFormatter", "--profile", "dev"]) == 0
     assert "CONFORMANT" in capsys.readouterr().out
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from conformance.cli import main
-from conformance.scenario_io import load_scenarios, scenario_to_json
-from conformance.scenarios import BUILTIN_SCENARIOS
+from conformance.handler.scenario_files import load_scenarios, scenario_to_json
+from conformance.handler.scenarios import BUILTIN_SCENARIOS
 
 SEED_HANDLER = "examples.seed000_handler:make_handler"
 

@@ -1,0 +1,52 @@
+"""The ``toolcall-conformance`` command line: one module per subcommand, each with ``add_parser`` and ``run``.
+
+Exit codes: 0 conformant, 1 violations found, 2 the suite could not run (see ``conformance.cli.common``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+import reference_impl
+from conformance.cli import cassettes, demo, record, replay, rerun
+from conformance.cli import run as run_command
+from conformance.cli.common import EXIT_USAGE, UsageError, load_factory, load_formatter
+
+__all__ = ["UsageError", "load_factory", "load_formatter", "main"]
+
+_COMMANDS = (run_command, replay, rerun, record, cassettes, demo)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(
+        prog="toolcall-conformance",
+        description="Conformance suite for streaming LLM tool-call handlers, converters and round-trip formatters.",
+        epilog="Exit codes: 0 conformant, 1 violations found, 2 the suite could not run.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {reference_impl.__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for command in _COMMANDS:
+        command.add_parser(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``toolcall-conformance`` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        code: int = args.command_main(args)
+    except UsageError as error:
+        print(f"toolcall-conformance: error: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+"""``toolcall-conformance record``: a provider cassette recorded with the real SDK, scrubbed."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from conformance.cli.common import (
+    EXIT_CONFORMANT,
+    UsageError,
+)
+from conformance.corpus.record import PROVIDERS, SCENARIOS
+
+__all__ = ["add_parser", "run"]
+
+
+def add_parser(commands: Any) -> None:
+    """Declare the ``record`` subcommand and its options."""
+    parser = commands.add_parser(
+        "record",
+        help="parser a provider cassette with the real SDK (keys from the usual environment variables)",
+        description=(
+            "Send one scenario's request with the real SDK under vcrpy, scrub credentials, and write the cassette "
+            "with an expectation folded by the SDK's own accumulator. Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+            "GEMINI_API_KEY or GOOGLE_API_KEY."
+        ),
+    )
+    parser.add_argument("--provider", required=True, choices=sorted(PROVIDERS))
+    parser.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
+    parser.add_argument("--model", help="model name (default: a small current model of the provider)")
+    parser.add_argument("--base-url", help="an OpenAI-compatible or proxy endpoint instead of the provider's own")
+    parser.add_argument("--out", type=Path, default=Path("cassettes/recorded"), help="output folder")
+    parser.set_defaults(command_main=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance.corpus.record import RecordingError, record_cassette
+
+    try:
+        cassette, expected = record_cassette(
+            args.provider, args.scenario, args.out, model=args.model, base_url=args.base_url
+        )
+    except RecordingError as error:
+        raise UsageError(str(error)) from error
+    print(f"recorded {cassette}\nexpectation {expected}")
+    return EXIT_CONFORMANT

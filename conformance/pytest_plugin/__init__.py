@@ -1,0 +1,113 @@
+"""pytest integration: base classes to subclass, and a plugin with ``--toolcall-*`` options.
+
+Subclass ``HandlerConformanceTests`` in your own test suite::
+
+    from conformance.pytest_plugin import HandlerConformanceTests
+    from conformance import Capabilities
+
+    class TestMyHandler(HandlerConformanceTests):
+        capabilities = Capabilities(reasoning=False)
+
+        def handler_factory(self, **callbacks):
+            return MyHandler(**callbacks)
+
+Every check becomes one test (``test_<check_id>``): a violation fails with its minimal
+counterexample, a check your capabilities rule out is *skipped* by name. To override a check you
+must mark the override ``@pytest.mark.xfail(reason=...)``; an unmarked override is rejected when
+the class is defined, so a check cannot be silenced by accident. ``ConverterConformanceTests`` and
+``FormatterConformanceTests`` do the same for converters and round-trip formatters
+(``conformance.pytest_plugin.bases``).
+
+Or run the suite on a factory without writing any test: ``pytest --toolcall-handler pkg.mod:factory``
+(ini key ``toolcall_handler``; ``--toolcall-converter`` and ``--toolcall-formatter`` likewise), with
+``--toolcall-profile`` and ``--toolcall-seed``. Every generated test carries the
+``toolcall_conformance`` marker. Under pytest-xdist each worker runs the suite for the classes it
+was given; ``--dist loadscope`` keeps one class on one worker.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from conformance.pytest_plugin.bases import (
+    MARKER,
+    ConverterConformanceTests,
+    FormatterConformanceTests,
+    HandlerConformanceTests,
+)
+from conformance.verdict import PROFILES
+
+__all__ = ["ConverterConformanceTests", "FormatterConformanceTests", "HandlerConformanceTests"]
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("toolcall-conformance", "streaming tool-call conformance")
+    group.addoption("--toolcall-handler", metavar="MODULE:FACTORY", help="run the conformance suite on this handler")
+    group.addoption("--toolcall-profile", choices=sorted(PROFILES), help="search effort (default: ci)")
+    group.addoption("--toolcall-seed", type=int, help="hypothesis seed for the conformance runs (default: 0)")
+    group.addoption(
+        "--toolcall-converter",
+        metavar="MODULE:FACTORY",
+        help="run the converter checks on this factory(api, **options)",
+    )
+    group.addoption(
+        "--toolcall-formatter",
+        metavar="MODULE:ATTR",
+        help="run the round-trip checks on this formatter (object, class, factory or format_followup function)",
+    )
+    group.addoption(
+        "--toolcall-cassette-dir",
+        action="append",
+        metavar="DIR",
+        help="also run the converter checks on the recordings under DIR (repeatable)",
+    )
+    parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
+    parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
+    parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
+    parser.addini("toolcall_converter", "converter factory (MODULE:FACTORY) to run the converter checks on", default="")
+    parser.addini("toolcall_formatter", "round-trip formatter (MODULE:ATTR) for the round-trip checks", default="")
+    parser.addini("toolcall_cassette_dirs", "recording directories for the converter checks", type="paths", default=[])
+
+
+def _wants_handler(config: pytest.Config) -> bool:
+    return bool(config.getoption("toolcall_handler") or config.getini("toolcall_handler"))
+
+
+def _wants_converter(config: pytest.Config) -> bool:
+    return bool(
+        config.getoption("toolcall_converter")
+        or config.getini("toolcall_converter")
+        or config.getoption("toolcall_cassette_dir")
+    )
+
+
+def _wants_formatter(config: pytest.Config) -> bool:
+    return bool(config.getoption("toolcall_formatter") or config.getini("toolcall_formatter"))
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep only the generated test classes the command line asked for (the others are deselected)."""
+    unwanted = set()
+    if not _wants_handler(config):
+        unwanted.add("TestToolcallConformance")
+    if not _wants_converter(config):
+        unwanted.add("TestToolcallConverterConformance")
+    if not _wants_formatter(config):
+        unwanted.add("TestToolcallFormatterConformance")
+    dropped = [
+        item
+        for item in items
+        if item.path.name == "_generated_tests.py" and getattr(getattr(item, "cls", None), "__name__", "") in unwanted
+    ]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = [item for item in items if item not in dropped]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
+    if _wants_handler(config) or _wants_converter(config) or _wants_formatter(config):
+        # Collect the generated test module alongside whatever the user asked for.
+        config.args.append(str(Path(__file__).with_name("_generated_tests.py")))

@@ -1,0 +1,203 @@
+"""The base classes users subclass: one test per check, against a handler, converter or formatter."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+
+from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
+from conformance.handler.capabilities import Capabilities
+from conformance.handler.checks import CHECKS
+from conformance.handler.runner import run_conformance
+from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
+from conformance.verdict import Check, Report
+from conformance.wire.cases import bundled_cassette_dir
+
+__all__ = ["ConverterConformanceTests", "FormatterConformanceTests", "HandlerConformanceTests"]
+
+MARKER = "toolcall_conformance"
+
+
+def _check_test(check: Check[Any]) -> Callable[..., None]:
+    check_id = check.id
+
+    def test(self: Any, toolcall_conformance_report: Report) -> None:
+        result = next(r for r in toolcall_conformance_report.results if r.check.id == check_id)
+        if result.status == "skipped":
+            pytest.skip(f"{check_id}: {result.skipped_reason}")
+        if result.status == "failed":
+            detail = result.counterexample or result.message
+            pytest.fail(f"{result.check.title}\n{detail}\nhow to fix: {result.check.how_to_fix}", pytrace=False)
+
+    test.__name__ = f"test_{check_id}"
+    test.__doc__ = check.title
+    return test
+
+
+def _install_check_tests(cls: type, checks: Sequence[Check[Any]]) -> None:
+    """One ``test_<check_id>`` method per check, each marked ``toolcall_conformance``."""
+    for check in checks:
+        setattr(cls, f"test_{check.id}", pytest.mark.toolcall_conformance(_check_test(check)))
+
+
+def _reject_unmarked_overrides(cls: type, checks: Any, kind: str) -> None:
+    """A subclass may override a check's test only to xfail it, with a reason: departures are said aloud."""
+    for check in checks:
+        override = cls.__dict__.get(f"test_{check.id}")
+        marks = getattr(override, "pytestmark", []) if override is not None else []
+        if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+            raise TypeError(
+                f"{cls.__name__}.test_{check.id} overrides {kind} check {check.id!r}; mark the override "
+                f'@pytest.mark.xfail(reason="...") to say why your implementation departs from the contract'
+            )
+
+
+def _profile_and_seed(cls: Any, config: pytest.Config) -> tuple[str, int]:
+    """The class attribute, else the command-line option, else the ini key, else ``ci`` / 0."""
+    profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
+    seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
+    seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
+    return str(profile), seed
+
+
+class HandlerConformanceTests:
+    """Base class: one test per conformance check, against ``handler_factory``."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
+    profile: ClassVar[str | None] = None  # None: the --toolcall-profile option (default "ci")
+    seed: ClassVar[int | None] = None
+
+    def handler_factory(self, **callbacks: Any) -> Any:
+        """Return a fresh handler; receives on_segment_event / on_tool_invocation keyword arguments."""
+        raise NotImplementedError("override handler_factory() to return a fresh handler")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _reject_unmarked_overrides(cls, CHECKS, "conformance")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
+        instance = cls()
+        config = request.config
+        profile, seed = _profile_and_seed(cls, config)
+        logging.disable(logging.CRITICAL)
+        try:
+            yield run_conformance(
+                instance.handler_factory,
+                capabilities=cls.capabilities,
+                profile=profile,
+                seed=seed,
+                target=type(instance).__name__,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+_install_check_tests(HandlerConformanceTests, CHECKS)
+
+
+class ConverterConformanceTests:
+    """Base class: one test per converter check, over recordings with expectations.
+
+    Override ``converter_factory(api, **options)``; set ``cassette_dirs`` to your recordings (the
+    bundled cassettes are always included) and ``apis`` to the wire APIs your converter speaks.
+    """
+
+    cassette_dirs: ClassVar[tuple[Path, ...]] = ()
+    apis: ClassVar[tuple[str, ...] | None] = None
+    profile: ClassVar[str | None] = None
+    seed: ClassVar[int | None] = None
+
+    def converter_factory(self, api: str, **options: Any) -> Any:
+        """Return a fresh converter for ``api`` (options come from cassette metadata)."""
+        raise NotImplementedError("override converter_factory(api, **options)")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _reject_unmarked_overrides(cls, CONVERTER_CHECKS, "converter")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
+        instance = cls()
+        config = request.config
+        extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
+        extra += [Path(p) for p in config.getini("toolcall_cassette_dirs")]
+        profile, seed = _profile_and_seed(cls, config)
+        logging.disable(logging.CRITICAL)
+        try:
+            yield run_converter_conformance(
+                instance.converter_factory,
+                [bundled_cassette_dir(), *cls.cassette_dirs, *extra],
+                profile=profile,
+                seed=seed,
+                target=cls.__name__,
+                apis=list(cls.apis) if cls.apis else None,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+
+
+_install_check_tests(ConverterConformanceTests, CONVERTER_CHECKS)
+
+
+# One round-trip report per test class (and per parameter of a parametrized ``formatter`` fixture),
+# computed on its first test (see FormatterConformanceTests).
+_FORMATTER_REPORTS: weakref.WeakKeyDictionary[type, dict[str, Report]] = weakref.WeakKeyDictionary()
+
+
+class FormatterConformanceTests:
+    """Base class: one test per round-trip check (``conformance.roundtrip``), against a ``formatter`` fixture.
+
+    Provide a fixture named ``formatter`` (in the class, or in a ``conftest.py``) returning your
+    round-trip formatter: an object with ``format_followup(target, turn, results)`` and optionally
+    ``format_tools(target, tools, choice)``, a class or zero-argument factory returning one, or a bare
+    ``format_followup`` function. Set ``targets`` to check only some provider targets (default: the
+    formatter's own ``targets``, or all). The checks run once per class (once per parameter of a
+    parametrized ``formatter`` fixture), when its first test sets up; a check that needs
+    ``format_tools`` is skipped by name for a formatter without it. Overriding a ``test_<check_id>``
+    requires ``@pytest.mark.xfail(reason=...)``, as for the handler checks.
+    """
+
+    targets: ClassVar[tuple[str, ...] | None] = None
+    profile: ClassVar[str | None] = None  # None: the --toolcall-profile option (default "ci")
+    seed: ClassVar[int | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _reject_unmarked_overrides(cls, ROUNDTRIP_CHECKS, "round-trip")
+
+    @pytest.fixture
+    def toolcall_conformance_report(self, request: pytest.FixtureRequest, formatter: Any) -> Report:
+        # Function scope, cached per class (and per parameter of a parametrized ``formatter``): a
+        # class-scoped fixture could not use a function-scoped ``formatter``, the natural way to write one.
+        cls = type(self)
+        callspec = getattr(request.node, "callspec", None)
+        per_class = _FORMATTER_REPORTS.setdefault(cls, {})
+        key = callspec.id if callspec is not None else ""
+        if key in per_class:
+            return per_class[key]
+        config = request.config
+        profile, seed = _profile_and_seed(cls, config)
+        logging.disable(logging.CRITICAL)
+        try:
+            report = run_roundtrip_conformance(
+                formatter,
+                targets=cls.targets,
+                profile=profile,
+                seed=seed,
+                target_label=f"{cls.__name__}[{key}]" if key else cls.__name__,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+        per_class[key] = report
+        return report
+
+
+_install_check_tests(FormatterConformanceTests, ROUNDTRIP_CHECKS)

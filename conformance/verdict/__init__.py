@@ -1,0 +1,23 @@
+"""The result model every suite reports in: checks, their verdicts, reports and search profiles.
+
+This is the ground floor of ``conformance``: the handler, converter and round-trip suites build
+on it, and the reports, CLI and pytest plugin read it. It imports nothing else from the package.
+"""
+
+from conformance.verdict.check import Check, CheckRegistry, CheckResult, Status
+from conformance.verdict.profiles import PROFILES, Profile, resolve_profile, search_settings
+from conformance.verdict.report import Report, describe_factory, merge_reports
+
+__all__ = [
+    "PROFILES",
+    "Check",
+    "CheckRegistry",
+    "CheckResult",
+    "Profile",
+    "Report",
+    "Status",
+    "describe_factory",
+    "merge_reports",
+    "resolve_profile",
+    "search_settings",
+]

@@ -1,0 +1,72 @@
+"""A ``Report``: every check's verdict for one run, over one or several targets."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.verdict.check import CheckResult, Status
+
+__all__ = ["Report", "describe_factory", "merge_reports"]
+
+
+@dataclass
+class Report:
+    """What a run found: one ``CheckResult`` per check (and per target when several were run)."""
+
+    target: str
+    profile: str
+    seed: int
+    results: list[CheckResult] = field(default_factory=list)
+    scenarios: int = 0
+    examples: int = 0
+    seconds: float = 0.0
+
+    @property
+    def conformant(self) -> bool:
+        """No check failed (skipped checks neither pass nor fail a target)."""
+        return all(result.status != "failed" for result in self.results)
+
+    def by_status(self, status: Status) -> list[CheckResult]:
+        """The results with this status, in report order."""
+        return [result for result in self.results if result.status == status]
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON shape (``docs/report-schema.md``)."""
+        return {
+            "conformant": self.conformant,
+            "target": self.target,
+            "profile": self.profile,
+            "seed": self.seed,
+            "scenarios": self.scenarios,
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "checks": [result.to_json() for result in self.results],
+        }
+
+
+def merge_reports(reports: Sequence[Report], title: str) -> Report:
+    """One report over several targets; each check result keeps its own target."""
+    if not reports:
+        raise ValueError("merge_reports needs at least one report")
+    merged = Report(target=title, profile=reports[0].profile, seed=reports[0].seed)
+    for report in reports:
+        merged.results += report.results
+        merged.scenarios += report.scenarios
+        merged.examples += report.examples
+        merged.seconds += report.seconds
+    return merged
+
+
+def describe_factory(factory: Callable[..., Any] | object) -> str:
+    """``module:qualname`` for a function or class (what ``--handler`` takes), else its repr.
+
+    Reports and JUnit class names show it, so it must be stable and readable, never
+    ``<function make_handler at 0x7f...>``.
+    """
+    module = getattr(factory, "__module__", None)
+    qualname = getattr(factory, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+        return f"{module}:{qualname}"
+    return repr(factory)

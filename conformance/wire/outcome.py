@@ -1,0 +1,198 @@
+"""Expected outcomes computed by the provider SDKs' own accumulators: an independent source.
+
+The suite never derives an expectation from the code under test. For a response body, the SDK
+that decodes it also knows how to fold it into a final message: OpenAI's
+``ChatCompletionStreamState`` and ``ResponseStreamState`` (what ``.stream()`` helpers use),
+Anthropic's ``accumulate_event`` (what ``messages.stream().get_final_message()`` uses), and for
+google-genai the function-call parts the SDK parsed, taken in order. ``sdk_outcome`` runs the body
+through those and reports tool calls, text, reasoning and the finish reason.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from conformance.wire.sdk import iter_sdk_events
+
+__all__ = ["ExpectedToolCall", "Outcome", "SdkAccumulatorError", "decode_expected_arguments", "sdk_outcome"]
+
+
+class SdkAccumulatorError(RuntimeError):
+    """The SDK's accumulator could not fold this body (dialects it does not support, errors)."""
+
+
+@dataclass(frozen=True)
+class ExpectedToolCall:
+    name: str | None
+    call_id: str | None
+    arguments: dict[str, Any] | None  # None: the call must be rejected (invalid or truncated)
+    raw_arguments: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Outcome:
+    """What a stream amounts to: the public shape of ``replay --json`` and of cassette expectations."""
+
+    api: str
+    tool_calls: list[ExpectedToolCall] = field(default_factory=list)
+    text: str = ""
+    reasoning: str = ""
+    # False when the source records no reasoning text (third-party expectations give only its
+    # length); the comparison then leaves reasoning out.
+    reasoning_recorded: bool = True
+    finish_reason: str | None = None
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": self.api,
+            "tool_calls": [{"index": position, **call.to_json()} for position, call in enumerate(self.tool_calls)],
+            "text": self.text,
+            "reasoning": self.reasoning,
+            "finish_reason": self.finish_reason,
+            "error": self.error,
+        }
+
+
+def decode_expected_arguments(raw: str) -> dict[str, Any] | None:
+    """Strict decode for expectations (plain ``json.loads``, independent of the code under test):
+    the arguments object, or None when the text is not one."""
+    if not raw.strip():
+        return {}
+    try:
+        value = json.loads(raw)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _openai_chat(events: Sequence[Any]) -> Outcome:
+    from openai.lib.streaming.chat import ChatCompletionStreamState
+
+    state: Any = ChatCompletionStreamState()
+    for event in events:
+        state.handle_chunk(event)
+    completion = state.current_completion_snapshot
+    outcome = Outcome("openai-chat")
+    if completion.choices:
+        choice = completion.choices[0]
+        message = choice.message
+        outcome.text = message.content or ""
+        outcome.reasoning = getattr(message, "reasoning_content", None) or ""
+        outcome.finish_reason = choice.finish_reason
+        for call in message.tool_calls or []:
+            raw = call.function.arguments or ""
+            outcome.tool_calls.append(
+                ExpectedToolCall(call.function.name, call.id, decode_expected_arguments(raw), raw)
+            )
+    return outcome
+
+
+def _openai_responses(events: Sequence[Any]) -> Outcome:
+    from openai import omit
+    from openai.lib.streaming.responses._responses import ResponseStreamState
+
+    state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
+    snapshot: Any = None
+    outcome = Outcome("openai-responses")
+    for event in events:
+        # handle_event is what responses.stream() runs per event; the snapshot it folds from the
+        # deltas is private, but it is exactly the helper's view before response.completed.
+        state.handle_event(event)
+        snapshot = getattr(state, "_ResponseStreamState__current_snapshot", None)
+        if event.type in ("response.completed", "response.incomplete", "response.failed"):
+            response = event.response
+            outcome.finish_reason = (
+                getattr(response.incomplete_details, "reason", None) if response.incomplete_details else None
+            ) or response.status
+        elif event.type == "error":
+            outcome.error = getattr(event, "message", None) or "error event"
+    for item in getattr(snapshot, "output", None) or []:
+        if item.type == "function_call":
+            raw = item.arguments or ""
+            outcome.tool_calls.append(ExpectedToolCall(item.name, item.call_id, decode_expected_arguments(raw), raw))
+        elif item.type == "message":
+            outcome.text += "".join(part.text for part in item.content if part.type == "output_text")
+        elif item.type == "reasoning":
+            outcome.reasoning += "".join(part.text for part in item.summary or [])
+    return outcome
+
+
+def _anthropic(events: Sequence[Any]) -> Outcome:
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    snapshot: Any = None
+    # The accumulator keeps each tool block's raw JSON text here, beside the partial object it
+    # recovers; expectations use the text, so a truncated call reads as truncated, not as the
+    # partial object jiter salvaged.
+    json_bufs: dict[int, bytes] = {}
+    for event in events:
+        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+    outcome = Outcome("anthropic")
+    if snapshot is None:
+        return outcome
+    outcome.finish_reason = snapshot.stop_reason
+    for index, block in enumerate(snapshot.content):
+        if block.type == "tool_use":
+            raw = json_bufs.get(index, b"").decode("utf-8")
+            outcome.tool_calls.append(ExpectedToolCall(block.name, block.id, decode_expected_arguments(raw), raw))
+        elif block.type == "text":
+            outcome.text += block.text
+        elif block.type == "thinking":
+            outcome.reasoning += block.thinking
+    return outcome
+
+
+def _gemini(events: Sequence[Any]) -> Outcome:
+    outcome = Outcome("gemini")
+    for response in events:
+        for candidate in response.candidates or []:
+            if candidate.finish_reason is not None:
+                outcome.finish_reason = getattr(candidate.finish_reason, "value", str(candidate.finish_reason))
+            for part in (candidate.content.parts if candidate.content else None) or []:
+                if part.function_call is not None:
+                    call = part.function_call
+                    args = call.args if call.args is not None else {}
+                    raw = json.dumps(args, ensure_ascii=False)
+                    outcome.tool_calls.append(ExpectedToolCall(call.name, call.id, dict(args), raw))
+                elif part.text is not None:
+                    if part.thought:
+                        outcome.reasoning += part.text
+                    else:
+                        outcome.text += part.text
+    return outcome
+
+
+_ACCUMULATORS = {
+    "openai-chat": _openai_chat,
+    "openai-responses": _openai_responses,
+    "anthropic": _anthropic,
+    "gemini": _gemini,
+}
+
+
+def sdk_outcome(api: str, sse: bytes) -> Outcome:
+    """Replay ``sse`` through the SDK and fold it with the SDK's own accumulator.
+
+    An SDK error raised mid-stream (an in-band error event) ends the fold: what arrived before is
+    kept and ``error`` says what the SDK raised.
+    """
+    events: list[Any] = []
+    error: str | None = None
+    try:
+        for event in iter_sdk_events(api, [sse]):
+            events.append(event)
+    except Exception as raised:  # the SDK's own in-band error classes differ per SDK
+        error = f"{type(raised).__name__}: {raised}"
+    try:
+        outcome = _ACCUMULATORS[api](events)
+    except Exception as raised:
+        raise SdkAccumulatorError(f"the {api} SDK accumulator failed: {type(raised).__name__}: {raised}") from raised
+    outcome.error = outcome.error or error
+    return outcome

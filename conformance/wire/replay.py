@@ -1,0 +1,188 @@
+"""The full offline pipeline: body bytes -> real SDK -> converter -> handler -> outcome.
+
+``replay_body`` is what ``toolcall-conformance replay`` prints and what the converter checks and
+cassette tests compare against expectations. ``compare_outcomes`` states the comparison rules in
+one place:
+
+* a call the expectation marks invalid (``arguments`` null) must end in an error, never run;
+* when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
+  even one whose arguments parse: the turn is incomplete and must be retried as a whole;
+* otherwise every valid call must come out with the same name, the provider's id (when the
+  provider sent one) and equal parsed arguments (compared as JSON, not as text), in order;
+* text is conserved exactly. Provider-executed (server) tool calls never appear.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.wire.bodies import Body, sse_payloads
+from conformance.wire.outcome import ExpectedToolCall, Outcome
+from conformance.wire.sdk import iter_payload_events, iter_sdk_events
+from reference_impl import (
+    ApiToolCallStreamingResponseHandler,
+    ChunkResponse,
+    SegmentEvent,
+    SegmentEventType,
+    SegmentType,
+)
+
+__all__ = ["ReplayResult", "compare_outcomes", "outcome_from_events", "replay_body"]
+
+
+@dataclass
+class ReplayResult:
+    api: str
+    chunks: list[ChunkResponse] = field(default_factory=list)
+    events: list[SegmentEvent] = field(default_factory=list)
+    outcome: Outcome = field(default_factory=lambda: Outcome(""))
+    unknown_events: dict[str, int] = field(default_factory=dict)
+    # For each chunk, the position of the SDK event whose conversion returned it (0-based), or
+    # None for the chunks of ``finish()`` / ``fail()``, after the SDK stream ended.
+    chunk_events: list[int | None] = field(default_factory=list)
+
+
+def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Sequence[SegmentEvent]) -> Outcome:
+    """What a handler made of a stream, in the public ``replay --json`` shape."""
+    outcome = Outcome(api)
+    raw: dict[str, list[str]] = {}
+    for event in events:
+        if event.segment_type is SegmentType.TOOL_CALL:
+            if event.event_type is SegmentEventType.CONTENT:
+                raw.setdefault(event.segment_id, []).append(event.delta)
+            elif event.event_type is SegmentEventType.END:
+                metadata = event.metadata
+                outcome.tool_calls.append(
+                    ExpectedToolCall(
+                        metadata.get("tool_name"),
+                        metadata.get("call_id"),
+                        json.loads(json.dumps(metadata["arguments"])) if "arguments" in metadata else None,
+                        "".join(raw.get(event.segment_id, [])),
+                    )
+                )
+        elif event.event_type is SegmentEventType.CONTENT:
+            if event.segment_type is SegmentType.TEXT:
+                outcome.text += event.delta
+            else:
+                outcome.reasoning += event.delta
+    for chunk in chunks:
+        if chunk.finish_reason is not None:
+            outcome.finish_reason = chunk.finish_reason
+        if chunk.error is not None:
+            outcome.error = f"{chunk.error.kind}: {chunk.error.message}"
+    return outcome
+
+
+def replay_body(
+    body: Body,
+    pieces: Sequence[bytes] | None = None,
+    *,
+    via_sdk: bool = True,
+    converter_factory: Callable[..., Any] | None = None,
+    handler_factory: Callable[[], Any] = ApiToolCallStreamingResponseHandler,
+) -> ReplayResult:
+    """Replay ``body`` through SDK, converter and handler.
+
+    With ``via_sdk`` the bytes go through the SDK's HTTP client and SSE decoder, served in
+    ``pieces`` (default: one piece); without it the SDK's model objects are built straight from
+    the decoded payloads.
+    """
+    from reference_impl.converters import converter_for, iter_chunks
+
+    # A cassette may declare converter options (a server profile such as cumulative arguments).
+    converter = (converter_factory or converter_for)(body.api, **body.converter_options)
+    result = ReplayResult(body.api)
+    events = (
+        iter_sdk_events(body.api, pieces or [body.sse])
+        if via_sdk
+        else iter_payload_events(body.api, sse_payloads(body.sse))
+    )
+    current: list[int | None] = [None]
+
+    def counted(stream: Iterator[Any]) -> Iterator[Any]:
+        # Which event the converter is working on when a chunk comes out: iter_chunks asks for
+        # the next event only after yielding every chunk of the previous one.
+        try:
+            for position, event in enumerate(stream):
+                current[0] = position
+                yield event
+        finally:
+            current[0] = None
+
+    for chunk in iter_chunks(converter, counted(events)):
+        result.chunks.append(chunk)
+        result.chunk_events.append(current[0])
+    handler = handler_factory()
+    for chunk in result.chunks:
+        if getattr(handler, "is_finalized", False):
+            break
+        handler.feed(chunk)
+    handler.finalize()
+    result.events = handler.get_all_events()
+    result.outcome = outcome_from_events(body.api, result.chunks, result.events)
+    result.unknown_events = dict(getattr(converter, "unknown_events", {}) or {})
+    return result
+
+
+def _same_json(left: Any, right: Any) -> bool:
+    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
+
+
+def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
+    """Pair each expected call with an actual one by name and provider id, in order.
+
+    Calls are matched, not compared by position: the handler contract ends a no-argument call at
+    finalize (after calls that came later), so END order may differ from wire order. Wire order
+    itself is checked on the converter's output (``converter_indices_dense``).
+    """
+    remaining = list(actual.tool_calls)
+    pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
+    for position, want in enumerate(expected.tool_calls):
+        match = next(
+            (got for got in remaining if got.name == want.name and (not want.call_id or got.call_id == want.call_id)),
+            None,
+        ) or next((got for got in remaining if got.name == want.name), None)
+        if match is not None:
+            remaining.remove(match)
+        pairs.append((position, want, match))
+    return pairs
+
+
+def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
+    """Where ``actual`` departs from ``expected`` under the rules in the module docstring."""
+    problems: list[str] = []
+    abnormal = actual.error is not None or expected.error is not None
+    if expected.error is not None and actual.error is None:
+        problems.append(f"the stream ended in an error ({expected.error}) but nothing surfaced it")
+    if len(actual.tool_calls) != len(expected.tool_calls):
+        problems.append(
+            f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
+            f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
+        )
+    for position, want, got in _pair_calls(expected, actual):
+        label = f"call {position} ({want.name}, id {want.call_id!r})"
+        if got is None:
+            problems.append(f"{label}: no call with this name came out")
+            continue
+        if want.call_id and got.call_id != want.call_id:
+            problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
+        if abnormal or want.arguments is None:
+            if got.arguments is not None:
+                why = (
+                    "the stream ended abnormally" if abnormal else f"its arguments are invalid ({want.raw_arguments!r})"
+                )
+                problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
+        elif got.arguments is None:
+            problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
+        elif not _same_json(got.arguments, want.arguments):
+            problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
+    if actual.text != expected.text:
+        problems.append(f"text {actual.text!r}, expected {expected.text!r}")
+    # Reasoning is compared when the expectation records it (third-party expectations may only
+    # record its length): some providers require it to be sent back on the next turn (G09).
+    if expected.reasoning_recorded and actual.reasoning != expected.reasoning:
+        problems.append(f"reasoning {actual.reasoning[:60]!r}..., expected {expected.reasoning[:60]!r}...")
+    return problems
