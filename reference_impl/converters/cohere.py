@@ -54,6 +54,10 @@ _QUIET_EVENTS = frozenset({"content-end", "citation-start", "citation-end", "deb
 # connection that breaks mid-stream surfaces as httpx's TransportError, which cohere does not wrap.
 _API_ERRORS = (("cohere.core.api_error", "ApiError"), ("httpx", "TransportError"))
 _CONNECTION_ERRORS = (("httpx", "TransportError"),)
+# cohere's SSE decoder raises SSEError, an httpx.TransportError subclass, for a protocol
+# violation (a response that is not text/event-stream, an oversized line): the server sent
+# something that is not the stream, which is a provider error, not a dropped connection.
+_PROTOCOL_ERRORS = (("cohere.core.http_sse", "SSEError"),)
 
 
 class CohereV2Converter(StreamConverter):
@@ -77,6 +81,13 @@ class CohereV2Converter(StreamConverter):
     def connection_errors(self) -> tuple[type[BaseException], ...]:
         """httpx's transport errors: the connection broke mid-stream (-> ``incomplete``)."""
         return resolve_errors(_CONNECTION_ERRORS)
+
+    def fail(self, exc: BaseException) -> list[ChunkResponse]:
+        """As ``StreamConverter.fail``, except that cohere's ``SSEError`` is a ``provider_error``."""
+        if not self._complete and isinstance(exc, resolve_errors(_PROTOCOL_ERRORS)):
+            error = StreamError("provider_error", f"{type(exc).__name__}: {exc}")
+            return self._terminal(ChunkAssembler(), finish_reason=self._finish_reason, error=error)
+        return super().fail(exc)
 
     def _convert(self, event: Any) -> list[ChunkResponse]:
         kind = get_field(event, "type")
