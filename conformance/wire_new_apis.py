@@ -132,9 +132,9 @@ def iter_library_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
 
 
 def _httpx_transport(pieces: Sequence[bytes], content_type: str) -> Any:
-    import httpx
+    import httpx  # type: ignore[import-not-found, unused-ignore]
 
-    class PiecewiseBody(httpx.SyncByteStream):
+    class PiecewiseBody(httpx.SyncByteStream):  # type: ignore[misc, unused-ignore]
         """A response body served in exactly the given pieces (empty pieces included)."""
 
         def __iter__(self) -> Iterator[bytes]:
@@ -147,7 +147,7 @@ def _httpx_transport(pieces: Sequence[bytes], content_type: str) -> Any:
 
 
 def _ollama_events(pieces: Sequence[bytes]) -> Iterator[Any]:
-    import ollama
+    import ollama  # type: ignore[import-not-found, unused-ignore]
 
     # ollama.Client passes unknown keyword arguments to the httpx.Client it creates.
     client = ollama.Client(host="http://127.0.0.1:11434", transport=_httpx_transport(pieces, "application/x-ndjson"))
@@ -155,15 +155,15 @@ def _ollama_events(pieces: Sequence[bytes]) -> Iterator[Any]:
 
 
 def _cohere_events(pieces: Sequence[bytes]) -> Iterator[Any]:
-    import cohere
-    import httpx
+    import cohere  # type: ignore[import-not-found, unused-ignore]
+    import httpx  # type: ignore[import-not-found, unused-ignore]
 
     client = cohere.ClientV2(
         api_key=_FAKE_KEY,
         base_url="https://api.cohere.com",
         httpx_client=httpx.Client(transport=_httpx_transport(pieces, "text/event-stream")),
     )
-    yield from client.chat_stream(model="replay", messages=_MESSAGES)  # type: ignore[arg-type]
+    yield from client.chat_stream(model="replay", messages=_MESSAGES)  # type: ignore[arg-type, unused-ignore]
 
 
 class _RawPieces:
@@ -180,7 +180,7 @@ class _RawPieces:
 
 
 def _bedrock_client() -> Any:
-    import boto3  # type: ignore[import-untyped, unused-ignore]
+    import boto3  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     return boto3.client(
         "bedrock-runtime",
@@ -192,7 +192,7 @@ def _bedrock_client() -> Any:
 
 
 def _bedrock_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
-    from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped, unused-ignore]
+    from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     client = _bedrock_client()
 
@@ -244,7 +244,7 @@ def iter_payload_events(api: str, payloads: Sequence[Any]) -> Iterator[Any]:
 
 
 def _ollama_payload_events(payloads: Sequence[Any]) -> Iterator[Any]:
-    import ollama
+    import ollama  # type: ignore[import-not-found, unused-ignore]
     import pydantic
 
     for payload in payloads:
@@ -258,21 +258,21 @@ def _ollama_payload_events(payloads: Sequence[Any]) -> Iterator[Any]:
 
 def _cohere_payload_events(payloads: Sequence[Any]) -> Iterator[Any]:
     import pydantic
-    from cohere import V2ChatStreamResponse
-    from cohere.core.pydantic_utilities import parse_obj_as
+    from cohere import V2ChatStreamResponse  # type: ignore[import-not-found, unused-ignore]
+    from cohere.core.pydantic_utilities import parse_obj_as  # type: ignore[import-not-found, unused-ignore]
 
     for payload in payloads:
         if payload == "[DONE]":
             return
         try:
-            yield parse_obj_as(V2ChatStreamResponse, payload)  # type: ignore[arg-type]
+            yield parse_obj_as(V2ChatStreamResponse, payload)  # type: ignore[arg-type, unused-ignore]
         except (pydantic.ValidationError, TypeError, ValueError):
             yield payload
 
 
 def _bedrock_payload_events(api: str, payloads: Sequence[Any]) -> Iterator[Any]:
-    from botocore.eventstream import EventStream  # type: ignore[import-untyped, unused-ignore]
-    from botocore.parsers import EventStreamJSONParser, ResponseParserError  # type: ignore[import-untyped, unused-ignore]
+    from botocore.eventstream import EventStream  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    from botocore.parsers import EventStreamJSONParser, ResponseParserError  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     operation = "ConverseStream" if api == "bedrock-converse" else "InvokeModelWithResponseStream"
     member = "stream" if api == "bedrock-converse" else "body"
@@ -411,7 +411,7 @@ def decode_event_stream(data: bytes) -> list[tuple[dict[str, Any], bytes]]:
     Raises botocore's ``ChecksumMismatch`` (a ``ParserError``) on a corrupt frame; an incomplete
     trailing frame is left out, as botocore leaves it waiting for more bytes.
     """
-    from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped, unused-ignore]
+    from botocore.eventstream import EventStreamBuffer  # type: ignore[import-untyped, import-not-found, unused-ignore]
 
     buffer = EventStreamBuffer()
     buffer.add_data(data)
