@@ -6,12 +6,22 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from conformance.render import OPENAI_COMPAT_DIALECTS, Call, Reasoning, ServerCall, Text, Turn, render
 from conformance.wire import UnknownFormatError, detect_api
-from conformance.wire_new_apis import NEW_WIRE_APIS, UnknownNewApiError, detect_new_api, render_new
+from conformance.wire_new_apis import (
+    NEW_WIRE_APIS,
+    UnknownNewApiError,
+    detect_new_api,
+    iter_payload_events,
+    render_new,
+)
+from reference_impl.converters import converter_for, iter_chunks
 
 pytest.importorskip("ollama")
 pytest.importorskip("cohere")
@@ -83,3 +93,48 @@ def test_replay_works_when_httpx_is_aliased_to_httpx2() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert "aliased replay ok" in result.stdout
+
+
+def _with_extra_keys(value: Any, key: str, extra: Any, *, inside_arguments: bool = False) -> Any:
+    """``value`` with ``key: extra`` added to every JSON object at every level, tool arguments excepted."""
+    if isinstance(value, dict):
+        copied = {
+            name: _with_extra_keys(member, key, extra, inside_arguments=inside_arguments or name == "arguments")
+            for name, member in value.items()
+        }
+        if not inside_arguments and key not in copied:
+            copied[key] = extra
+        return copied
+    if isinstance(value, list):
+        return [_with_extra_keys(member, key, extra, inside_arguments=inside_arguments) for member in value]
+    return value
+
+
+NOISE_TURN = Turn((*REASONING, *CALLS, Text(("bye",))))
+
+
+@pytest.mark.parametrize("api", NEW_WIRE_APIS)
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    key=st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=3, max_size=12),
+    extra=st.none()
+    | st.integers()
+    | st.text(max_size=6)
+    | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
+)
+def test_extra_keys_at_every_level_never_crash_the_payload_path(api: str, key: str, extra: Any) -> None:
+    payloads = render_new(NOISE_TURN, api)
+    noisy = [_with_extra_keys(payload, key, extra) for payload in payloads]
+    if api.startswith("bedrock"):
+        # A Bedrock event is one {eventType: payload} pair: the noise goes inside it.
+        noisy = [{kind: body for kind, body in payload.items() if kind != key} for payload in noisy]
+    converter = converter_for(api)
+    chunks = list(iter_chunks(converter, iter_payload_events(api, noisy)))
+    reference = list(iter_chunks(converter_for(api), iter_payload_events(api, payloads)))
+    heads = [(d.index, d.call_id, d.name) for c in chunks for d in c.tool_calls or () if d.name]
+    assert heads == [(d.index, d.call_id, d.name) for c in reference for d in c.tool_calls or () if d.name]
+    assert "".join(d.arguments_delta or "" for c in chunks for d in c.tool_calls or ()) == "".join(
+        d.arguments_delta or "" for c in reference for d in c.tool_calls or ()
+    )
+    assert "".join(c.content for c in chunks) == "".join(c.content for c in reference)
+    assert (chunks[-1].finish_reason, chunks[-1].error) == (reference[-1].finish_reason, reference[-1].error)
