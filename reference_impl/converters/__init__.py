@@ -14,6 +14,12 @@ One converter class per wire API, each in its own module:
                                                      or the ``messages.stream()`` helper)
 ``"gemini"``           ``GeminiConverter``           google-genai ``GenerateContentResponse``
                                                      (Gemini API and Vertex AI)
+``"ollama"``           ``OllamaConverter``           ``ollama.ChatResponse`` (``/api/chat`` NDJSON)
+``"bedrock-converse"`` ``BedrockConverseConverter``  boto3 ``converse_stream`` event dicts
+``"bedrock-invoke"``   ``BedrockInvokeConverter``    boto3 ``invoke_model_with_response_stream``
+                                                     event dicts (Anthropic models)
+``"cohere-v2"``        ``CohereV2Converter``         cohere ``V2ChatStreamResponse`` (``ClientV2``
+                                                     ``chat_stream``)
 =====================  ============================  =================================================
 
 Usage::
@@ -86,7 +92,10 @@ from typing import Any
 
 from reference_impl.converters.anthropic import AnthropicConverter
 from reference_impl.converters.base import ChunkAssembler, StreamConverter, aiter_chunks, iter_chunks
+from reference_impl.converters.bedrock import BedrockConverseConverter, BedrockInvokeConverter
+from reference_impl.converters.cohere import CohereV2Converter
 from reference_impl.converters.gemini import GeminiConverter
+from reference_impl.converters.ollama import OllamaConverter
 from reference_impl.converters.openai_chat import ArgumentSnapshotError, OpenAIChatConverter
 from reference_impl.converters.openai_responses import OpenAIResponsesConverter
 
@@ -94,8 +103,12 @@ __all__ = [
     "CONVERTERS",
     "AnthropicConverter",
     "ArgumentSnapshotError",
+    "BedrockConverseConverter",
+    "BedrockInvokeConverter",
     "ChunkAssembler",
+    "CohereV2Converter",
     "GeminiConverter",
+    "OllamaConverter",
     "OpenAIChatConverter",
     "OpenAIResponsesConverter",
     "StreamConverter",
@@ -109,6 +122,10 @@ CONVERTERS: dict[str, type[StreamConverter]] = {
     "openai-responses": OpenAIResponsesConverter,
     "anthropic": AnthropicConverter,
     "gemini": GeminiConverter,
+    "ollama": OllamaConverter,
+    "bedrock-converse": BedrockConverseConverter,
+    "bedrock-invoke": BedrockInvokeConverter,
+    "cohere-v2": CohereV2Converter,
 }
 
 
