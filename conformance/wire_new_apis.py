@@ -47,7 +47,8 @@ import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from conformance.render import Call, Reasoning, ServerCall, Text, Turn, render
+from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn
+from conformance.turns.render import render
 
 __all__ = [
     "NEW_WIRE_APIS",

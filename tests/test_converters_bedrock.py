@@ -27,7 +27,8 @@ from new_wire_support import (
 from test_converters_common import outcome_of
 from test_converters_common import replay as replay_anthropic
 
-from conformance.render import Call, Reasoning, ServerCall, Text, Turn, render
+from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn
+from conformance.turns.render import render
 from conformance.wire import to_sse
 from conformance.wire_new_apis import (
     decode_event_stream,

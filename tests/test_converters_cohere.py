@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from new_wire_support import assert_matches_expected, byte_splits, recording, replay, replay_payloads
 from test_converters_common import outcome_of
 
-from conformance.render import Call, Reasoning, Text, Turn
+from conformance.turns.model import Call, Reasoning, Text, Turn
 from conformance.wire_new_apis import detect_new_api, encode_body, render_new, render_new_body
 from reference_impl import StreamError, TokenUsage, ToolCallDelta
 from reference_impl.converters import CohereV2Converter, iter_chunks

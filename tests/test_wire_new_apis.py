@@ -12,7 +12,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.render import OPENAI_COMPAT_DIALECTS, Call, Reasoning, ServerCall, Text, Turn, render
+from conformance.turns.dialects import OPENAI_COMPAT_DIALECTS
+from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn
+from conformance.turns.render import render
 from conformance.wire import UnknownFormatError, detect_api
 from conformance.wire_new_apis import (
     NEW_WIRE_APIS,
