@@ -174,7 +174,12 @@ def test_converter_for_rejects_unknown_apis_with_the_list_of_known_ones(api: str
 
 
 def test_converter_classes_are_exported_under_their_api_names() -> None:
-    from reference_impl.converters import BedrockConverseConverter, BedrockInvokeConverter, CohereV2Converter, OllamaConverter
+    from reference_impl.converters import (
+        BedrockConverseConverter,
+        BedrockInvokeConverter,
+        CohereV2Converter,
+        OllamaConverter,
+    )
 
     expected = {
         "openai-chat": OpenAIChatConverter,
