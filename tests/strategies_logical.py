@@ -266,17 +266,44 @@ Piece = tuple[str, Any]  # ("reasoning", str) | ("content", str) | ("tool", Tool
 _RANK = {"reasoning": 0, "content": 1, "tool": 2}
 
 
+def _name_done_at(deltas: Sequence[ToolCallDelta]) -> int:
+    """The position of the delta that completes the call's name (restatements and '' add nothing)."""
+    parts: list[str] = []
+    for delta in deltas:
+        if delta.name and delta.name != "".join(parts):
+            parts.append(delta.name)
+    full, so_far = "".join(parts), ""
+    for position, delta in enumerate(deltas):
+        if delta.name and delta.name != so_far:
+            so_far += delta.name
+        if so_far == full:
+            return position
+    return len(deltas) - 1
+
+
 @st.composite
 def interleave(draw: st.DrawFn, sequences: list[list[ToolCallDelta]]) -> list[ToolCallDelta]:
-    """Merge per-call delta lists, keeping each call's own order."""
+    """Merge per-call delta lists, keeping each call's own order.
+
+    Calls first appear in their logical order, and a call's first delta never comes before every
+    earlier call's name is complete (a name cannot grow once a later call appeared: the START rule).
+    """
     if len(sequences) < 2 or not draw(st.booleans()):
         return [d for seq in sequences for d in seq]
     queues = [list(seq) for seq in sequences]
+    done_at = [_name_done_at(seq) for seq in sequences]
+    taken = [0] * len(sequences)
     merged: list[ToolCallDelta] = []
+    started = 0
     while any(queues):
-        live = [q for q in queues if q]
-        queue = live[draw(st.integers(0, len(live) - 1))]
-        merged.append(queue.pop(0))
+        live = [i for i in range(started) if queues[i]]
+        if started < len(queues) and all(taken[i] > done_at[i] for i in range(started)):
+            live.append(started)
+        pick = live[draw(st.integers(0, len(live) - 1))]
+        if pick == started:
+            started += 1
+        merged.append(queues[pick].pop(0))
+        taken[pick] += 1
     return merged
 
 
@@ -383,17 +410,21 @@ def sort_invocation_keys(keys: Iterable[tuple[str, str | None, str]]) -> list[tu
 
 
 def expected_skeleton(items: Sequence[Item]) -> list[Any]:
-    """Segments in START order per the spec (rule 1, rule 2), tool runs order-normalised.
+    """Segments in START order per the spec (rules 1, 2 and the START rule), tool runs order-normalised.
 
-    Consecutive text of one kind is one segment; a tool call whose argument text is non-empty
-    starts (ending the open text segment) before any later text; a call without argument text
-    starts at the end of the stream.
+    Consecutive text of one kind is one segment. A call STARTs (ending the open text segment) once
+    its name can no longer grow: its argument text began, a later call appeared, or the stream
+    ended. So a call without argument text starts when the next call appears, or at the end.
     """
     entries: list[Any] = []
     deferred: list[Any] = []
     open_kind: str | None = None
     for item in items:
         if isinstance(item, ToolItem):
+            if deferred:  # a later call appeared: the waiting calls start now, in wire order
+                entries += deferred
+                deferred = []
+                open_kind = None
             if item.argument_text:
                 entries.append(("tool", item.name, item.argument_text))
                 open_kind = None

@@ -25,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.verdict import Check, CheckRegistry
+from conformance.verdict import Check, CheckRegistry, NotApplicable
 from conformance.wire import Body
 from conformance.wire.cases import Case
 from conformance.wire.outcome import Outcome
@@ -34,10 +34,6 @@ from conformance.wire.replay import ReplayResult, compare_outcomes
 from reference_impl.types import ChunkResponse
 
 __all__ = ["CONVERTER_CHECKS", "CONVERTER_CHECK_REGISTRY", "ConverterContext", "NotApplicable"]
-
-
-class NotApplicable(Exception):
-    """Raised by a converter check when the recording holds nothing the check can compare."""
 
 
 @dataclass(frozen=True)

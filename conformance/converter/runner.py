@@ -83,10 +83,10 @@ def run_converter_conformance(
                 results[check.id].not_applicable.append(f"{case.name}: {why}")
                 continue
             results[check.id].scenarios_run += 1
-            if problems and results[check.id].status != "failed":
-                results[check.id].status = "failed"
-                results[check.id].message = problems[0]
-                results[check.id].counterexample = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
+            results[check.id].examples_run += 1
+            if problems:
+                text = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
+                results[check.id].fail(problems[0], text, scenario=case.name)
         if crash is None and results["converter_sse_chunking_invariant"].status != "failed":
             _search_byte_split(
                 case,
@@ -143,10 +143,9 @@ def _search_byte_split(
     except AssertionError:
         if failure:
             pieces, got = failure[0]
-            result = results["converter_sse_chunking_invariant"]
-            result.status = "failed"
-            result.message = f"{case.name}: a {len(pieces)}-piece split changes the outcome"
             shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
-            result.counterexample = (
-                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}"
+            results["converter_sse_chunking_invariant"].fail(
+                f"{case.name}: a {len(pieces)}-piece split changes the outcome",
+                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
+                scenario=case.name,
             )

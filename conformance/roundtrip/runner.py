@@ -164,11 +164,11 @@ def run_roundtrip_conformance(
         for check in followup_checks:
             result = results[check.id]
             result.scenarios_run += 1
+            result.examples_run += 1
             problems = check.run(ctx)
-            if problems and result.status != "failed":
-                result.status = "failed"
-                result.message = f"[{scenario.target}/{scenario.name}] {problems[0]}"
-                result.counterexample = _counterexample(ctx, problems)
+            if problems:
+                where = f"{scenario.target}/{scenario.name}"
+                result.fail(f"[{where}] {problems[0]}", _counterexample(ctx, problems), scenario=where)
     if tool_checks:
         for target in wanted:
             tools_ctx = evaluate_tools(adapter, target)
@@ -176,11 +176,11 @@ def run_roundtrip_conformance(
             for check in tool_checks:
                 result = results[check.id]
                 result.scenarios_run += 1
+                result.examples_run += 1
                 problems = check.run(tools_ctx)
-                if problems and result.status != "failed":
-                    result.status = "failed"
-                    result.message = f"[{target}] {problems[0]}"
-                    result.counterexample = f"target: {target}\n" + "\n".join(f"violation: {p}" for p in problems[:5])
+                if problems:
+                    text = f"target: {target}\n" + "\n".join(f"violation: {p}" for p in problems[:5])
+                    result.fail(f"[{target}] {problems[0]}", text, scenario=target)
     report.results = [results[check.id] for check in check_list]
     for result in report.results:
         # The report renderer groups verdicts by target when one report covers several.

@@ -61,27 +61,27 @@ class IgnoreFences(ParsingStreamingResponseHandler):
         self._parser._fence = _NeverOpenFence()
 
 
-def _parser_mutant(name: str, taxonomy: tuple[str, ...], caught_by: set[str], cls: type, fmt: str) -> Mutant:
+def _parser_mutant(name: str, taxonomy: tuple[str, ...], primary: str, cls: type, fmt: str) -> Mutant:
     def factory(**callbacks: Any) -> Any:
         return cls(fmt, **callbacks)
 
     doc = (cls.__doc__ or name).strip().splitlines()[0]
-    return Mutant(f"{name}[{fmt}]", taxonomy, frozenset(caught_by), factory, doc)
+    return Mutant(f"{name}[{fmt}]", taxonomy, primary, factory, doc)
 
 
 PARSER_MUTANTS: tuple[Mutant, ...] = tuple(
     mutant
     for fmt in ("xml", "json", "sentinel")
     for mutant in (
-        _parser_mutant("drop_held_text_at_end", ("E04",), {"text_conserved"}, DropHeldTextAtEnd, fmt),
+        _parser_mutant("drop_held_text_at_end", ("E04",), "text_conserved", DropHeldTextAtEnd, fmt),
         _parser_mutant(
             "unterminated_block_runs_with_empty_arguments",
             ("E08", "D03"),
-            {"invalid_arguments_flagged"},
+            "invalid_arguments_flagged",
             UnterminatedBlockRunsWithEmptyArguments,
             fmt,
         ),
-        _parser_mutant("buffer_all_text", ("E03",), {"text_streams_within_lag"}, BufferAllText, fmt),
-        _parser_mutant("ignore_fences", ("E06",), {"invocations_match_stream", "text_conserved"}, IgnoreFences, fmt),
+        _parser_mutant("buffer_all_text", ("E03",), "text_streams_within_lag", BufferAllText, fmt),
+        _parser_mutant("ignore_fences", ("E06",), "segment_per_call", IgnoreFences, fmt),
     )
 )
