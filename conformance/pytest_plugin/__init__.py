@@ -40,6 +40,8 @@ from conformance.pytest_plugin.bases import (
 from conformance.verdict import PROFILES
 
 __all__ = ["ConverterConformanceTests", "FormatterConformanceTests", "HandlerConformanceTests"]
+# The toolcall_replay fixture and toolcall_cassettes marker: conformance/pytest_plugin/replay_fixture.py.
+pytest_plugins = ["conformance.pytest_plugin.replay_fixture"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
