@@ -145,7 +145,7 @@ class Replay:
 
     def annotate(self, error: BaseException) -> None:
         """Add what went wrong in the replay to an exception raised by the code under test."""
-        for line in [*self.unrouted, *self.network_attempts]:
+        for line in [*self.unrouted, *self.network_attempts, *_vcrpy_refusals(error)]:
             error.add_note(f"toolcall replay: {line}")
         error.add_note(f"toolcall replay: {self.describe()}")
 
@@ -160,6 +160,18 @@ class Replay:
                 f"the code under test never sent the recorded request ({self.route.describe()}); "
                 f"recording {self.case.id}"
             )
+
+
+def _vcrpy_refusals(error: BaseException) -> list[str]:
+    """vcrpy's "no recorded response" errors behind ``error`` (SDKs wrap them as connection errors)."""
+    found, seen = [], set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if type(current).__name__ == "CannotOverwriteExistingCassetteException":
+            found.append("vcrpy holds no response for this request: " + str(current).strip().splitlines()[0])
+        current = current.__cause__ or current.__context__
+    return found
 
 
 # -- the respx engine -----------------------------------------------------------------------------
