@@ -22,6 +22,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -262,3 +263,121 @@ def test_without_the_alias_option_the_user_is_told_what_to_add(project: tuple[Pa
     assert "HttpxAliasError" in result.stdout
     assert 'addopts = "-p conformance.pytest_plugin.httpx_alias"' in textwrap.dedent(result.stdout)
     assert "3 failed" in result.stdout
+
+
+# -- action.yml, step by step, as the runner would run it ---------------------------------------
+
+EXPRESSION = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
+
+
+def run_action(project: tuple[Path, Path], inputs: dict[str, str]) -> dict[str, Any]:
+    """Run the ``run:`` steps of ``action.yml`` in order with bash, as a GitHub runner does.
+
+    ``${{ inputs.* }}``, ``${{ steps.<id>.outputs.* }}`` and ``${{ github.action_path }}`` are
+    expanded in each step's ``env``; a failed step skips the following steps unless their ``if``
+    says ``always()``; ``uses:`` steps (the artifact upload) are skipped. Returns the exit code
+    of each step run (by name), the step outputs (by id), the summary and the log.
+    """
+    import yaml
+
+    folder, python = project
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    unknown = set(inputs) - set(action["inputs"])
+    assert not unknown, f"not inputs of action.yml: {unknown}"
+    values = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()} | inputs
+    outputs: dict[str, dict[str, str]] = {}
+    summary = folder / "step-summary.md"
+    summary.write_text("", encoding="utf-8")
+
+    def expand(text: str) -> str:
+        def value(match: re.Match[str]) -> str:
+            expression = match.group(1)
+            if expression.startswith("inputs."):
+                return values[expression.removeprefix("inputs.")]
+            if expression == "github.action_path":
+                return str(ROOT)
+            step, _, key = expression.removeprefix("steps.").partition(".outputs.")
+            return outputs.get(step, {}).get(key, "")
+
+        return EXPRESSION.sub(value, text)
+
+    codes: dict[str, int] = {}
+    log, failed = [], False
+    base = {"PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}", "HOME": os.environ.get("HOME", str(folder))}
+    for position, step in enumerate(action["runs"]["steps"]):
+        condition = str(step.get("if", ""))
+        if "uses" in step or (failed and "always()" not in condition):
+            continue
+        output = folder / f"step-{position}.out"
+        output.write_text("", encoding="utf-8")
+        env = base | {key: expand(str(raw)) for key, raw in (step.get("env") or {}).items()}
+        env |= {"GITHUB_OUTPUT": str(output), "GITHUB_STEP_SUMMARY": str(summary)}
+        done = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", step["run"]],
+            cwd=folder, env=env, capture_output=True, text=True, timeout=600, check=False,
+        )  # fmt: skip
+        codes[step["name"]] = done.returncode
+        log.append(f"--- {step['name']} (exit {done.returncode})\n{done.stdout}{done.stderr}")
+        failed = failed or done.returncode != 0
+        if "id" in step:
+            lines = output.read_text(encoding="utf-8").splitlines()
+            outputs[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
+    return {"codes": codes, "outputs": outputs, "summary": summary.read_text(encoding="utf-8"), "log": "\n".join(log)}
+
+
+def test_the_action_runs_every_target_reports_each_and_fails_on_violations(project: tuple[Path, Path]) -> None:
+    folder, python = project
+    wheel = next((folder.parent / "dist").glob("*.whl"))
+    result = run_action(
+        project,
+        {
+            "python": str(python),
+            "suite": str(wheel),
+            "pip-args": "--no-deps --no-index",
+            "install": "",
+            "report-dir": "reports",
+            "profile": "dev",
+            # The seed-000 handler violates 10 checks; the reference converter and formatter pass.
+            "handler": "examples.seed000_handler:make_handler",
+            "handler-args": "--no-reasoning",
+            "converter": "reference_impl.converters:AnthropicConverter",
+            "converter-format": "anthropic",
+            "formatter": "reference_impl.followup:ReferenceFormatter",
+            "formatter-args": "--target anthropic",
+        },
+    )
+    log = result["log"]
+    assert "Installing toolcall-conformance from: " + str(wheel) in log
+    # The handler fails, and the converter and formatter steps still run, each with its own reports.
+    assert {step: result["outputs"][step]["status"] for step in ("handler", "converter", "formatter")} == {
+        "handler": "1",
+        "converter": "0",
+        "formatter": "0",
+    }, log[-4000:]
+    reports = folder / "reports"
+    for target in ("handler", "converter", "formatter"):
+        assert json.loads((reports / f"{target}.json").read_text(encoding="utf-8"))["checks"], target
+        assert (reports / f"{target}.xml").is_file(), target
+    assert list((reports / "handler-failures").iterdir())
+    summary = result["summary"]
+    assert "| handler | violations |" in summary
+    assert "| converter | conformant |" in summary and "| formatter | conformant |" in summary
+    assert "| handler | `invalid_arguments_flagged` |" in summary
+    assert "::error title=toolcall-conformance handler: invalid_arguments_flagged::" in log
+    # Every step but the verdict succeeded; the verdict fails the action.
+    assert [code for name, code in result["codes"].items() if name != "Verdict"] == [0] * 5
+    assert result["codes"]["Verdict"] == 1
+    assert result["outputs"]["verdict"] == {"conformant": "false"}
+
+
+def test_the_action_with_no_target_is_not_conformant(project: tuple[Path, Path]) -> None:
+    folder, python = project
+    wheel = next((folder.parent / "dist").glob("*.whl"))
+    result = run_action(
+        project,
+        {"python": str(python), "suite": str(wheel), "pip-args": "--no-deps --no-index", "install": "",
+         "report-dir": "empty-reports"},
+    )  # fmt: skip
+    assert result["codes"]["Verdict"] == 2
+    assert result["outputs"]["verdict"] == {"conformant": "false"}
+    assert "no target ran" in result["log"]
