@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -427,3 +428,15 @@ def test_a_non_streaming_bedrock_call_is_refused_not_sent(tmp_path: Path) -> Non
     client = boto3.client("bedrock-runtime", region_name="us-east-1")
     with pytest.raises(UnroutedRequestError, match="non-streaming"), replay_cassette(body):
         client.converse(modelId="m", messages=[{"role": "user", "content": [{"text": "x"}]}])
+
+
+def test_without_botocore_a_bedrock_replay_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("botocore")
+    from conformance.http_replay import MissingDependencyError
+
+    body = _write_lines(tmp_path / "converse.jsonl", CONVERSE_EVENTS, CONVERSE_EXPECTED)
+    monkeypatch.setitem(sys.modules, "botocore.httpsession", None)
+    with pytest.raises(MissingDependencyError, match="pip install boto3"), replay_cassette(body):
+        pass

@@ -288,6 +288,15 @@ def test_fuzz_passes_a_reader_that_is_boundary_safe():
     assert run.examples == 30
 
 
+def test_without_respx_the_error_says_which_extra_to_install(monkeypatch):
+    import sys
+    from conformance.http_replay import MissingDependencyError
+    monkeypatch.setitem(sys.modules, "respx", None)
+    with pytest.raises(MissingDependencyError, match=r"toolcall-conformance\\[test\\]"):
+        with replay_cassette("openai-chat/single_call"):
+            pass
+
+
 def test_fuzz_rejects_the_vcrpy_engine():
     with pytest.raises(ReplayOptionError, match="respx"):
         fuzz_cassette("openai-chat/single_call", careful_data_lines, engine="vcrpy")
@@ -331,6 +340,7 @@ def test_every_bundled_recording_reaches_default_sdk_clients_in_7_byte_pieces(
         "test_fuzz_finds_shrinks_and_replays_a_chunk_boundary_bug",
         "test_fuzz_passes_a_reader_that_is_boundary_safe",
         "test_fuzz_rejects_the_vcrpy_engine",
+        "test_without_respx_the_error_says_which_extra_to_install",
     ],
 )
 def test_engine_scenario(engine_run: tuple[dict[str, str], str], name: str) -> None:

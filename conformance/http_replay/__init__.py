@@ -42,6 +42,7 @@ from conformance.http_replay.cases import (
 from conformance.http_replay.chunking import Chunking, cuts_strategy, split_at
 from conformance.http_replay.errors import (
     HttpxAliasError,
+    MissingDependencyError,
     NetworkBlockedError,
     NotRequestedError,
     ReplayError,
@@ -63,6 +64,7 @@ __all__ = [
     "Engine",
     "FuzzRun",
     "HttpxAliasError",
+    "MissingDependencyError",
     "MissingExpectationError",
     "NetworkBlockedError",
     "NotRequestedError",

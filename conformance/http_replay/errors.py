@@ -4,6 +4,7 @@ from __future__ import annotations
 
 __all__ = [
     "HttpxAliasError",
+    "MissingDependencyError",
     "NetworkBlockedError",
     "NotRequestedError",
     "ReplayError",
@@ -53,3 +54,7 @@ class NetworkBlockedError(ReplayError, AssertionError):
 
 class HttpxAliasError(ReplayError, RuntimeError):
     """``httpx`` was imported before ``httpx2.alias_httpx()``, so respx cannot see the SDKs' traffic."""
+
+
+class MissingDependencyError(ReplayError, ImportError):
+    """A library the chosen replay needs is not installed (respx: ``pip install 'toolcall-conformance[test]'``)."""

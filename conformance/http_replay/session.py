@@ -33,6 +33,7 @@ from conformance.http_replay.alias import ensure_httpx_alias
 from conformance.http_replay.cases import RecordedResponse, Recording, ReplayCase, find_case, load_recording
 from conformance.http_replay.chunking import Chunking
 from conformance.http_replay.errors import (
+    MissingDependencyError,
     NetworkBlockedError,
     NotRequestedError,
     ReplayExhaustedError,
@@ -194,7 +195,12 @@ class _Pieces(httpx2.SyncByteStream, httpx2.AsyncByteStream):
 @contextmanager
 def _respx_routes(replay: Replay) -> Iterator[None]:
     ensure_httpx_alias()
-    import respx
+    try:
+        import respx
+    except ImportError as error:
+        raise MissingDependencyError(
+            "replaying into application code needs respx: pip install 'toolcall-conformance[test]'"
+        ) from error
 
     # Typed loosely: respx's annotations name the real httpx, which is httpx2 here (aliased).
     def serve(request: Any) -> Any:
@@ -230,8 +236,11 @@ class _RawPieces:
 
 @contextmanager
 def _botocore_session(replay: Replay) -> Iterator[None]:
-    from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped, import-not-found, unused-ignore]
-    from botocore.httpsession import URLLib3Session  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    try:
+        from botocore.awsrequest import AWSResponse  # type: ignore[import-untyped, import-not-found, unused-ignore]
+        from botocore.httpsession import URLLib3Session  # type: ignore[import-untyped, import-not-found, unused-ignore]
+    except ImportError as error:
+        raise MissingDependencyError(f"replaying {replay.api} needs boto3: pip install boto3") from error
 
     def send(_session: Any, request: Any) -> Any:
         body = request.body
