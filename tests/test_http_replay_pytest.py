@@ -363,8 +363,8 @@ import openai
 import pytest
 
 
-def data_lines(buggy):
-    client = openai.OpenAI()
+def data_lines(buggy, client=None):
+    client = client or openai.OpenAI()
     payloads = []
     with client.chat.completions.with_streaming_response.create(model="m", messages=[], stream=True) as response:
         if buggy:  # each received piece split into lines on its own: breaks when a cut falls inside a line
@@ -384,8 +384,9 @@ def names(payloads):
 
 @pytest.mark.toolcall_cassettes("openai-chat/single_call", "openai-chat/parallel_two_tools")
 def test_whole(toolcall_replay, toolcall_case):
+    client = openai.OpenAI()  # built before the replay: the fixture's placeholder key is already set
     with toolcall_replay(toolcall_case) as replay:
-        got = names(data_lines(buggy=False))
+        got = names(data_lines(buggy=False, client=client))
     assert got == [call.name for call in replay.expected.tool_calls]
 
 

@@ -54,7 +54,7 @@ from conformance.http_replay.errors import (
 )
 from conformance.http_replay.fuzz import DEFAULT_EXAMPLES, FuzzRun, ReplayFuzzError, fuzz_cassette
 from conformance.http_replay.routes import ROUTES, Route, route_for
-from conformance.http_replay.session import Engine, Replay, SeenRequest, replay_cassette
+from conformance.http_replay.session import Engine, Replay, SeenRequest, placeholder_credentials, replay_cassette
 
 __all__ = [
     "ALIAS_PLUGIN",
@@ -88,6 +88,7 @@ __all__ = [
     "fuzz_cassette",
     "httpx_alias_status",
     "load_recording",
+    "placeholder_credentials",
     "replay_cassette",
     "route_for",
     "split_at",

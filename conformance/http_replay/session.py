@@ -44,7 +44,7 @@ from conformance.http_replay.guard import block_network
 from conformance.http_replay.routes import Route, route_for, route_matching
 from conformance.wire import Case, Outcome
 
-__all__ = ["Engine", "Replay", "SeenRequest", "replay_cassette"]
+__all__ = ["Engine", "Replay", "SeenRequest", "placeholder_credentials", "replay_cassette"]
 
 Engine = Literal["respx", "vcrpy"]
 
@@ -278,7 +278,12 @@ def _vcrpy_cassette(replay: Replay) -> Iterator[None]:
 
 
 @contextmanager
-def _fake_credentials() -> Iterator[None]:
+def placeholder_credentials() -> Iterator[None]:
+    """Set placeholder API keys for the SDKs (OpenAI, Anthropic, Gemini, Cohere, AWS) where the environment has none.
+
+    Clients built with no arguments (``openai.OpenAI()``) need a key to be constructed; these are
+    only ever sent to a replay. Keys already set are left alone; everything is restored on exit.
+    """
     added = {}
     for present, values in FAKE_CREDENTIALS.items():
         if not any(os.environ.get(name) for name in present):
@@ -351,7 +356,7 @@ def replay_cassette(
             else:
                 stack.enter_context(_respx_routes(replay))
             if fake_credentials:
-                stack.enter_context(_fake_credentials())
+                stack.enter_context(placeholder_credentials())
             stack.enter_context(block_network(replay.network_attempts))
             try:
                 yield replay

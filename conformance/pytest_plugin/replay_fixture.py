@@ -49,6 +49,7 @@ from conformance.http_replay import (
     ReplayCase,
     cassette_cases,
     fuzz_cassette,
+    placeholder_credentials,
     replay_cassette,
 )
 from conformance.wire import Case
@@ -192,10 +193,15 @@ class ToolcallReplay:
 
 
 @pytest.fixture
-def toolcall_replay(request: pytest.FixtureRequest) -> ToolcallReplay:
-    """Serve recorded streams (bundled or yours) to the SDK clients your code builds, at the HTTP layer."""
+def toolcall_replay(request: pytest.FixtureRequest) -> Iterator[ToolcallReplay]:
+    """Serve recorded streams (bundled or yours) to the SDK clients your code builds, at the HTTP layer.
+
+    For the whole test, placeholder API keys are set where the environment has none, so clients
+    built before the ``with`` (in the test or in fixtures that depend on this one) construct too.
+    """
     config = request.config
-    return ToolcallReplay(request.node, _seed(config), _examples(config), _user_dirs(config))
+    with placeholder_credentials():
+        yield ToolcallReplay(request.node, _seed(config), _examples(config), _user_dirs(config))
 
 
 @pytest.hookimpl(wrapper=True)
