@@ -288,6 +288,20 @@ def test_fuzz_passes_a_reader_that_is_boundary_safe():
     assert run.examples == 30
 
 
+def test_vcrpy_engine_works_in_an_aliased_process_and_leaves_respx_working():
+    import openai
+
+    def names():
+        stream = openai.OpenAI(max_retries=0).chat.completions.create(model="m", messages=[], stream=True)
+        return [f.function.name for c in stream if c.choices for f in c.choices[0].delta.tool_calls or []
+                if f.function and f.function.name]
+
+    for engine in ("vcrpy", "respx", "vcrpy"):
+        with replay_cassette("openai-chat/parallel_two_tools", engine=engine) as replay:
+            assert names() == [call.name for call in replay.expected.tool_calls]
+        assert replay.played == 1
+
+
 def test_without_respx_the_error_says_which_extra_to_install(monkeypatch):
     import sys
     from conformance.http_replay import MissingDependencyError
@@ -341,6 +355,7 @@ def test_every_bundled_recording_reaches_default_sdk_clients_in_7_byte_pieces(
         "test_fuzz_passes_a_reader_that_is_boundary_safe",
         "test_fuzz_rejects_the_vcrpy_engine",
         "test_without_respx_the_error_says_which_extra_to_install",
+        "test_vcrpy_engine_works_in_an_aliased_process_and_leaves_respx_working",
     ],
 )
 def test_engine_scenario(engine_run: tuple[dict[str, str], str], name: str) -> None:
