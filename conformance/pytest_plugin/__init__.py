@@ -48,6 +48,8 @@ __all__ = [
     "FormatterConformanceTests",
     "HandlerConformanceTests",
 ]
+# The toolcall_replay fixture and toolcall_cassettes marker: conformance/pytest_plugin/replay_fixture.py.
+pytest_plugins = ["conformance.pytest_plugin.replay_fixture"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
