@@ -75,7 +75,7 @@ def test_replay_works_when_httpx_is_aliased_to_httpx2() -> None:
         import sys
         import httpx2
         httpx2.alias_httpx()
-        from conformance.render import Call, Turn
+        from conformance.turns import Call, Turn
         from conformance.wire_new_apis import iter_library_events, render_new_body
         from reference_impl.converters import converter_for, iter_chunks
         turn = Turn((Call("f", ('{"x": 1}',), call_id="c1"),))
