@@ -31,6 +31,7 @@ from conformance.handler.observe import (
     ObservedEvent,
     ObservedInvocation,
 )
+from conformance.wire.final import FinalResultError, read_final_result
 from reference_impl.types import ChunkResponse
 
 __all__ = [
@@ -567,58 +568,23 @@ class AccumulatorTarget:
         return transcript
 
 
-def _field(value: Any, *names: str) -> Any:
-    for name in names:
-        if isinstance(value, Mapping) and name in value:
-            return value[name]
-        if not isinstance(value, Mapping) and hasattr(value, name):
-            return getattr(value, name)
-    return None
-
-
-def _read_call(call: Any) -> ObservedCall:
-    if isinstance(call, tuple) and len(call) == 4:
-        call_id, name, raw, outcome = call
-        error = None if isinstance(outcome, Mapping) else str(outcome)
-        arguments = dict(outcome) if isinstance(outcome, Mapping) else None
-    else:
-        call_id = _field(call, "call_id", "id")
-        name = _field(call, "name", "tool_name")
-        raw = _field(call, "raw_arguments", "arguments_raw") or ""
-        error_value = _field(call, "error")
-        arguments = _field(call, "arguments", "args")
-        if error_value:
-            error, arguments = str(error_value), None
-        else:
-            error = None if isinstance(arguments, Mapping) else f"arguments are not an object: {arguments!r}"
-            arguments = dict(arguments) if isinstance(arguments, Mapping) else None
-    if name is not None and not isinstance(name, str):
-        raise ObservationError(f"an accumulator call's name must be a string, got {name!r} in {call!r}")
-    invocation = ObservedInvocation(str(call_id or ""), str(name), arguments) if arguments is not None else None
-    return ObservedCall(
-        name=name,
-        call_id=str(call_id) if call_id else None,
-        arguments=arguments,
-        error=error,
-        raw_arguments=str(raw),
-        invocation=invocation,
-    )
-
-
 def _read_result(result: Any, transcript: Transcript) -> None:
-    """Normalise an accumulator's ``result()`` (see ``conformance.handler.observe.Accumulator``)."""
-    calls = result
-    if not isinstance(result, (list, tuple)):
-        calls = _field(result, "tool_calls", "calls")
-        text = _field(result, "text", "content")
-        reasoning = _field(result, "reasoning")
-        transcript.text = text if isinstance(text, str) else None
-        transcript.reasoning = reasoning if isinstance(reasoning, str) else None
-    if calls is None:
-        calls = []
-    if not isinstance(calls, (list, tuple)):
-        raise ObservationError(f"result() must give a list of calls (or an object with tool_calls), got {result!r}")
-    transcript.calls = [_read_call(call) for call in calls]
+    """Normalise an accumulator's ``result()`` (``conformance.wire.final`` says what shapes it accepts)."""
+    try:
+        outcome, has_text, has_reasoning = read_final_result(result)
+    except FinalResultError as error:
+        raise ObservationError(str(error)) from error
+    transcript.text = outcome.text if has_text else None
+    transcript.reasoning = outcome.reasoning if has_reasoning else None
+    for call in outcome.tool_calls:
+        invocation = (
+            ObservedInvocation(call.call_id or "", str(call.name), call.arguments)
+            if call.arguments is not None
+            else None
+        )
+        transcript.calls.append(
+            ObservedCall(call.name, call.call_id, call.arguments, call.error, call.raw_arguments, invocation=invocation)
+        )
     transcript.invocations = [call.invocation for call in transcript.calls if call.invocation is not None]
 
 

@@ -79,6 +79,7 @@ def describe_factory(factory: Callable[..., Any] | object) -> str:
     """
     module = getattr(factory, "__module__", None)
     qualname = getattr(factory, "__qualname__", None)
-    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+    if isinstance(module, str) and isinstance(qualname, str) and "<lambda>" not in qualname:
         return f"{module}:{qualname}"
-    return repr(factory)
+    text = repr(factory)
+    return text.split(" at 0x")[0].lstrip("<") if " at 0x" in text else text

@@ -30,6 +30,7 @@ class ExpectedToolCall:
     call_id: str | None
     arguments: dict[str, Any] | None  # None: the call must be rejected (invalid or truncated)
     raw_arguments: str
+    error: str | None = None  # why the call was rejected, when an implementation said so
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

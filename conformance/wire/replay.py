@@ -8,7 +8,7 @@ one place:
 * when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
   even one whose arguments parse: the turn is incomplete and must be retried as a whole;
 * otherwise every valid call must come out with the same name, the provider's id (when the
-  provider sent one) and equal parsed arguments (compared as JSON, not as text), in order;
+  provider sent one) and equal parsed arguments (compared as JSON, not as text), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
 """
 
@@ -61,6 +61,7 @@ def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Seque
                         metadata.get("call_id"),
                         json.loads(json.dumps(metadata["arguments"])) if "arguments" in metadata else None,
                         "".join(raw.get(event.segment_id, [])),
+                        str(metadata["error"]) if metadata.get("error") else None,
                     )
                 )
         elif event.event_type is SegmentEventType.CONTENT:
@@ -132,23 +133,38 @@ def _same_json(left: Any, right: Any) -> bool:
 
 
 def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
-    """Pair each expected call with an actual one by name and provider id, in order.
+    """Pair each expected call with an actual one: by provider id when the provider sent one, else
+    by name (and arguments) among the calls without a provider id, in order.
 
-    Calls are matched, not compared by position: the handler contract ends a no-argument call at
-    finalize (after calls that came later), so END order may differ from wire order. Wire order
-    itself is checked on the converter's output (``converter_indices_dense``).
+    Calls are matched, not compared by position, so one lost call is one finding; their order is
+    compared separately (calls keep wire order: ``_order_problems``).
     """
+    provider_ids = {call.call_id for call in expected.tool_calls if call.call_id}
     remaining = list(actual.tool_calls)
     pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
     for position, want in enumerate(expected.tool_calls):
-        match = next(
-            (got for got in remaining if got.name == want.name and (not want.call_id or got.call_id == want.call_id)),
-            None,
-        ) or next((got for got in remaining if got.name == want.name), None)
+        pool = (
+            [got for got in remaining if got.call_id == want.call_id]
+            if want.call_id
+            else [got for got in remaining if got.call_id not in provider_ids]
+        )
+        match = (
+            next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
+            or next((got for got in pool if got.name == want.name), None)
+            or next(iter(pool), None)
+        )
         if match is not None:
             remaining.remove(match)
         pairs.append((position, want, match))
     return pairs
+
+
+def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]) -> list[str]:
+    """Calls must come out in the order they first appeared on the wire (rule R10)."""
+    order = [next(i for i, got in enumerate(actual.tool_calls) if got is match) for _, _, match in pairs if match]
+    if order == sorted(order):
+        return []
+    return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
 def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
@@ -162,7 +178,9 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
             f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    for position, want, got in _pair_calls(expected, actual):
+    pairs = _pair_calls(expected, actual)
+    problems += _order_problems(actual, pairs)
+    for position, want, got in pairs:
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         if got is None:
             problems.append(f"{label}: no call with this name came out")
