@@ -11,7 +11,9 @@ Choices that differ from a typical implementation, all left open by the contract
   and no call id (the provider id lives on the invocation); an error END carries the call id,
   since an invalid call has no invocation to carry it;
 * a second, different provider id on an occupied index flags the index as a protocol error:
-  the call on it ends with an error and nothing more on that index is read;
+  the call on it ends with an error and nothing more on that index is read
+  (``second_id_policy="reject_second"`` instead lets the call holding the index stand and ends
+  everything from the second id on as its own error segment: FALSE_ALARMS.md, FA2);
 * ``is_complete`` does not end anything: segments end in ``finalize()`` only;
 * START comes once the name is known and arguments began (or a later call appeared); when
   arguments came before the name, a name fragment arriving after START still extends the name
@@ -19,7 +21,7 @@ Choices that differ from a typical implementation, all left open by the contract
   instead waits until the name can no longer grow, so START always names the whole tool;
 * an abnormal end (``chunk.error``) is remembered, and at ``finalize()`` every call ends with an
   error carrying ``{"abnormal_end": kind}``; provider metadata goes to END metadata under
-  ``"provider"``.
+  ``"provider"``; ``reasoning_segment_type`` names reasoning segments (default ``thinking``).
 """
 
 from __future__ import annotations
@@ -92,8 +94,14 @@ class AltApiHandler:
         on_tool_invocation: Callable[[Invocation], object] | None = None,
         *,
         whole_name_start: bool = False,
+        second_id_policy: str = "flag_index",
+        reasoning_segment_type: str = THINKING,
     ) -> None:
+        if second_id_policy not in ("flag_index", "reject_second"):
+            raise ValueError(f"unknown second_id_policy {second_id_policy!r}")
         self._whole_name_start = whole_name_start
+        self._second_id_policy = second_id_policy
+        self._reasoning_type = reasoning_segment_type
         self._sink = EventSink(on_segment_event, on_tool_invocation)
         self._reset_state()
 
@@ -158,7 +166,7 @@ class AltApiHandler:
         self._end_text()
         if self._thinking_id is None:
             self._thinking_id = new_id()
-            self._sink.emit(StartEvent(self._thinking_id, THINKING))
+            self._sink.emit(StartEvent(self._thinking_id, self._reasoning_type))
         self._sink.emit(ContentEvent(self._thinking_id, text))
 
     # ----------------------------------------------------------------- chunks
@@ -175,6 +183,16 @@ class AltApiHandler:
         if error is not None and self._abnormal is None:
             self._abnormal = (str(getattr(error, "kind", "provider_error")), str(getattr(error, "message", "")))
 
+    def _new_call(self, key: object) -> _Call:
+        # A later call appeared: earlier names can no longer grow (a nameless call stays nameless
+        # and starts now, without a tool name, so that starts keep wire order).
+        for earlier in self._order:
+            earlier.name_final = True
+        call = _Call(key)
+        self._calls[key] = call
+        self._order.append(call)
+        return call
+
     def _tool_delta(self, delta: Any) -> None:
         self._end_text()
         self._end_thinking()
@@ -183,25 +201,28 @@ class AltApiHandler:
             hash(key)
         except TypeError:
             key = repr(key)
-        call = self._calls.get(key)
-        if call is None:
-            for earlier in self._order:  # a later call appeared: earlier names can no longer grow
-                earlier.name_final = True
-            call = _Call(key)
-            self._calls[key] = call
-            self._order.append(call)
-        if call.conflict is not None:
+        call = self._calls.get(key) or self._new_call(key)
+        if call.conflict is not None and self._second_id_policy == "flag_index":
             return
         call_id = getattr(delta, "call_id", None)
         if isinstance(call_id, str) and call_id:
             if call.provider_id is None:
                 call.provider_id = call_id
             elif call_id != call.provider_id:
+                if self._second_id_policy == "flag_index":
+                    call.conflict = (
+                        f"protocol error: index {key!r} carried call id {call.provider_id!r}, then {call_id!r}; "
+                        "nothing on this index is run"
+                    )
+                    return
+                # reject_second: the call that holds the index stands; the newcomer is an error.
+                first = call.provider_id
+                call = self._new_call(key)
+                call.provider_id = call_id
                 call.conflict = (
-                    f"protocol error: index {key!r} carried call id {call.provider_id!r}, then {call_id!r}; "
-                    "nothing on this index is run"
+                    f"protocol error: call id {call_id!r} arrived on index {key!r}, which call {first!r} "
+                    "occupies; this call is not run"
                 )
-                return
         name = getattr(delta, "name", None)
         if isinstance(name, str) and name and name != call.name:
             if not call.name_final:
@@ -244,9 +265,9 @@ class AltApiHandler:
             if call.segment_id is not None:
                 continue
             if self._whole_name_start:
-                ready = finishing or bool(call.name and call.name_final)
+                ready = finishing or call.name_final
             else:
-                ready = finishing or bool(call.name and (call.name_final or call.args_begun))
+                ready = finishing or call.name_final or bool(call.name and call.args_begun)
             if not ready:
                 return  # later calls wait: starts stay in wire order
             self._start(call)
