@@ -12,6 +12,7 @@ When the suite is fixed, the strict xfail turns into a failure that says so.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import logging
 from collections.abc import Iterator
@@ -124,14 +125,19 @@ def test_text_parser_is_conformant(module: Any, fmt: str) -> None:
     assert report.conformant, _failures(report)
 
 
+@functools.cache
+def _whole_name_report() -> Report:
+    return run_conformance(api_handler.make_whole_name_handler, profile="ci", seed=0)
+
+
 @pytest.mark.xfail(strict=True, reason="FA1: a START that always carries the whole name is flagged by R14")
 def test_whole_name_api_handler_is_conformant() -> None:
-    report = run_conformance(api_handler.make_whole_name_handler, profile="ci", seed=0)
+    report = _whole_name_report()
     assert report.conformant, _failures(report)
 
 
 def test_whole_name_api_handler_fails_only_the_known_false_alarm() -> None:
-    report = run_conformance(api_handler.make_whole_name_handler, profile="ci", seed=0)
+    report = _whole_name_report()
     assert _failed_ids(report) == {"arguments_stream_incrementally"}, _failures(report)
 
 
@@ -198,16 +204,21 @@ def test_converter_passes_every_check_once_its_chunks_are_retyped() -> None:
 # -- formatter ---------------------------------------------------------------------------------
 
 
+@functools.cache
+def _formatter_report() -> Report:
+    return run_roundtrip_conformance(formatter.RoundTripFormatter(), profile="ci", seed=0)
+
+
 @pytest.mark.xfail(
     strict=True, reason="FA5-FA7: result content parts, tool_choice auto left to its default, own error class"
 )
 def test_formatter_is_conformant() -> None:
-    report = run_roundtrip_conformance(formatter.RoundTripFormatter(), profile="ci", seed=0)
+    report = _formatter_report()
     assert report.conformant, _failures(report)
 
 
 def test_formatter_fails_only_the_known_false_alarms() -> None:
-    report = run_roundtrip_conformance(formatter.RoundTripFormatter(), profile="ci", seed=0)
+    report = _formatter_report()
     assert _failed_ids(report) == {"results_answer_every_call", "tool_choice_mapped"}, _failures(report)
 
 
@@ -306,7 +317,7 @@ class _DefaultAuto(formatter.ConservativeRoundTripFormatter):
 
 
 class _OwnChoiceError(formatter.ConservativeRoundTripFormatter):
-    unsupported = formatter.ChoiceNotExpressible  # FA7: a ValueError subclass with its own name
+    unsupported: type[ValueError] = formatter.ChoiceNotExpressible  # FA7: a ValueError subclass with its own name
 
 
 @pytest.mark.xfail(strict=True, reason="FA5: tool results as text parts / blocks are read as lost output")

@@ -84,7 +84,8 @@ def _arguments(call: Any) -> dict[str, Any]:
 
 
 def _meta(item: Any) -> dict[str, Any]:
-    return _plain(getattr(item, "provider_metadata", None) or {})
+    plain = _plain(getattr(item, "provider_metadata", None) or {})
+    return plain if isinstance(plain, dict) else {}
 
 
 def _text_of(output: Any) -> str:
@@ -353,4 +354,4 @@ class ConservativeRoundTripFormatter(RoundTripFormatter):
 
     explicit_auto = True
     result_parts = False
-    unsupported = UnsupportedChoiceError
+    unsupported: type[ValueError] = UnsupportedChoiceError
