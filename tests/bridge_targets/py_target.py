@@ -6,8 +6,9 @@ It exists so the tests can compare one and the same handler in process and over 
 verdicts must be identical), and so the failure modes of a target (noise on stdout, hangs, crashes,
 stderr floods, a wrong protocol) can be produced on purpose without Node. ``--misbehave`` modes:
 ``stdout-noise`` (a stray line after the 3rd request), ``hang`` (stops answering at the 3rd),
-``crash`` (exits at the 3rd), ``crash-always`` (exits on every feed), ``stderr-flood`` (5 MB on
-stderr before answering), ``wrong-id``, ``no-hello``, ``protocol-2``, ``silent-start``.
+``crash-once:PATH`` (exits at the 3rd request if PATH does not exist, and creates it),
+``crash-always`` (exits on every feed), ``stderr-flood`` (5 MB on
+stderr before the first answer), ``wrong-id``, ``no-hello``, ``protocol-2``, ``silent-start``.
 """
 
 from __future__ import annotations
@@ -157,14 +158,17 @@ def send(message: dict[str, Any]) -> None:
 
 def misbehave(mode: str, served: int, request: dict[str, Any]) -> dict[str, Any] | None:
     """What a broken target does instead of answering (None: answer normally)."""
-    if mode == "stderr-flood":
+    if served == 1 and mode == "stderr-flood":
         sys.stderr.write(("noise " * 100 + "\n") * 9000)
         sys.stderr.flush()
     if served == 3 and mode == "stdout-noise":
         print("debug: feeding a chunk", flush=True)
     if served == 3 and mode == "hang":
         time.sleep(3600)
-    if (served == 3 and mode == "crash") or (mode == "crash-always" and request["type"] == "feed"):
+    crash_now = served == 3 and mode.startswith("crash-once:") and not os.path.exists(mode.partition(":")[2])
+    if crash_now:
+        open(mode.partition(":")[2], "w").close()  # a marker: the next process answers
+    if crash_now or (mode == "crash-always" and request["type"] == "feed"):
         sys.stderr.write("fatal: the target fell over\n")
         sys.stderr.flush()
         os._exit(3)
