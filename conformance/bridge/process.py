@@ -7,8 +7,8 @@ every answer is checked before anyone reads it. What can go wrong, and what it b
 * a line on stdout that is not a protocol message, an answer to the wrong request, a hello this
   suite cannot use, no answer within the deadline: ``BridgeBroken`` quoting the line (exit code 2);
 * the process exits while serving a request: ``TargetCrashed`` for that request (a finding), and
-  the next request starts it again; ``max_restarts`` exits in a row without one answer in between
-  are ``BridgeBroken``.
+  the next request starts it again; more than ``max_restarts`` exits in a row (with no answer in
+  between other than to ``new``) are ``BridgeBroken``.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class BridgeProcess:
         self.hello_timeout = hello_timeout
         self.max_restarts = max_restarts
         self.hello: Hello | None = None
-        self.generation = 0  # increases with every start: handler instances belong to one generation
+        self.generation = 0  # increases whenever a process ends: handler instances belong to one generation
         self.requests = 0
         self.restarts = 0
         self._crashes_in_a_row = 0
@@ -114,7 +114,6 @@ class BridgeProcess:
         os.set_blocking(self._proc.stdin.fileno(), False)
         self._selector = selectors.DefaultSelector()
         self._buffer.clear()
-        self.generation += 1
         deadline = time.monotonic() + self.hello_timeout
         self._limit = self.hello_timeout
         try:
@@ -162,6 +161,8 @@ class BridgeProcess:
     def _stop(self) -> None:
         """Stop the process group (SIGTERM, then SIGKILL) and forget the process."""
         proc, self._proc = self._proc, None
+        if proc is not None:
+            self.generation += 1  # the instances that lived in it are gone
         if self._selector is not None:
             self._selector.close()
             self._selector = None
@@ -206,7 +207,8 @@ class BridgeProcess:
             self._stop()  # the target is mid-request: it cannot be trusted with the next one
             raise
         self.requests += 1
-        self._crashes_in_a_row = 0
+        if document.get("type") != "new":  # a target that starts handlers but crashes in each is still broken
+            self._crashes_in_a_row = 0
         self._check_answer(answer, line, request_id, what)
         return answer
 
