@@ -28,9 +28,12 @@ from reference_impl import (
     SegmentEvent,
     SegmentEventType,
     SegmentType,
+    StreamError,
+    TokenUsage,
+    ToolCallDelta,
 )
 
-__all__ = ["ReplayResult", "compare_outcomes", "outcome_from_events", "replay_body"]
+__all__ = ["ReplayResult", "as_chunk_response", "compare_outcomes", "outcome_from_events", "replay_body"]
 
 
 @dataclass
@@ -77,6 +80,50 @@ def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Seque
     return outcome
 
 
+def _read(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def as_chunk_response(chunk: Any) -> ChunkResponse:
+    """A converter's chunk as the contract's ``ChunkResponse``, whatever class the converter uses.
+
+    Users' converters produce their own chunk types (the seed's ``ChunkResponse`` lives in their
+    code base); they are read by duck typing: ``content``, ``reasoning``, ``tool_calls`` (each with
+    ``index``, ``call_id``, ``name``, ``arguments_delta``, ``provider_metadata``), ``is_complete``,
+    ``finish_reason``, ``usage`` (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) and
+    ``error`` (``kind``, ``message``). A value of the wrong type raises ``TypeError`` naming it.
+    """
+    if isinstance(chunk, ChunkResponse):
+        return chunk
+    deltas = _read(chunk, "tool_calls")
+    error = _read(chunk, "error")
+    usage = _read(chunk, "usage")
+    return ChunkResponse(
+        content=_read(chunk, "content") or "",
+        reasoning=_read(chunk, "reasoning"),
+        is_complete=bool(_read(chunk, "is_complete")),
+        usage=TokenUsage(
+            _read(usage, "prompt_tokens") or 0, _read(usage, "completion_tokens") or 0, _read(usage, "total_tokens")
+        )
+        if usage is not None
+        else None,
+        tool_calls=[
+            ToolCallDelta(
+                _read(d, "index"),
+                _read(d, "call_id"),
+                _read(d, "name"),
+                _read(d, "arguments_delta"),
+                provider_metadata=_read(d, "provider_metadata"),
+            )
+            for d in deltas
+        ]
+        if deltas is not None
+        else None,
+        finish_reason=_read(chunk, "finish_reason"),
+        error=StreamError(_read(error, "kind"), _read(error, "message") or "") if error is not None else None,
+    )
+
+
 def replay_body(
     body: Body,
     pieces: Sequence[bytes] | None = None,
@@ -114,7 +161,7 @@ def replay_body(
             current[0] = None
 
     for chunk in iter_chunks(converter, counted(events)):
-        result.chunks.append(chunk)
+        result.chunks.append(as_chunk_response(chunk))
         result.chunk_events.append(current[0])
     handler = handler_factory()
     for chunk in result.chunks:
