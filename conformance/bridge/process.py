@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
-import selectors
+import select
 import shlex
 import signal
 import subprocess
@@ -77,7 +78,7 @@ class BridgeProcess:
         self.restarts = 0
         self._crashes_in_a_row = 0
         self._proc: subprocess.Popen[bytes] | None = None
-        self._selector: selectors.BaseSelector | None = None
+        self._polls: dict[int, select.poll] = {}  # one poll object per pipe, registered once
         self._buffer = bytearray()
         self._next_id = 0
         self._limit: float | None = timeout
@@ -112,7 +113,11 @@ class BridgeProcess:
         assert self._proc.stdout is not None and self._proc.stdin is not None
         os.set_blocking(self._proc.stdout.fileno(), False)
         os.set_blocking(self._proc.stdin.fileno(), False)
-        self._selector = selectors.DefaultSelector()
+        self._polls = {}
+        for fd, events in ((self._proc.stdout.fileno(), select.POLLIN), (self._proc.stdin.fileno(), select.POLLOUT)):
+            poll = select.poll()
+            poll.register(fd, events)
+            self._polls[fd] = poll
         self._buffer.clear()
         deadline = time.monotonic() + self.hello_timeout
         self._limit = self.hello_timeout
@@ -163,9 +168,7 @@ class BridgeProcess:
         proc, self._proc = self._proc, None
         if proc is not None:
             self.generation += 1  # the instances that lived in it are gone
-        if self._selector is not None:
-            self._selector.close()
-            self._selector = None
+        self._polls = {}
         if proc is None:
             return
         for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -244,7 +247,7 @@ class BridgeProcess:
 
     def _write(self, document: Mapping[str, Any], deadline: float | None, what: str = "") -> None:
         proc = self._proc
-        assert proc is not None and proc.stdin is not None and self._selector is not None
+        assert proc is not None and proc.stdin is not None
         data = memoryview((json.dumps(document, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8"))
         fd = proc.stdin.fileno()
         while data:
@@ -256,18 +259,14 @@ class BridgeProcess:
                 raise _Exited from None
             data = data[written:]
             if data:
-                self._wait(fd, selectors.EVENT_WRITE, deadline, what or "writing a request")
+                self._wait(fd, deadline, what or "writing a request")
 
-    def _wait(self, fd: int, events: int, deadline: float | None, what: str) -> None:
-        assert self._selector is not None
+    def _wait(self, fd: int, deadline: float | None, what: str) -> None:
+        """Wait until ``fd`` is ready (its direction was registered at start), or time out."""
         remaining = None if deadline is None else deadline - time.monotonic()
         if remaining is not None and remaining <= 0:
             self._timed_out(what)
-        self._selector.register(fd, events)
-        try:
-            ready = self._selector.select(remaining)
-        finally:
-            self._selector.unregister(fd)
+        ready = self._polls[fd].poll(None if remaining is None else max(1, math.ceil(remaining * 1000)))
         if not ready and deadline is not None and time.monotonic() >= deadline:
             self._timed_out(what)
 
@@ -288,7 +287,7 @@ class BridgeProcess:
                 if not raw.strip():
                     continue
                 return self._parse_line(raw), quote(raw)
-            self._wait(fd, selectors.EVENT_READ, deadline, what)
+            self._wait(fd, deadline, what)
             try:
                 data = os.read(fd, 1 << 20)
             except BlockingIOError:
