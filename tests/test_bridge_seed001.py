@@ -68,3 +68,12 @@ def test_each_difference_is_the_documented_one(reports: tuple[Report, Report]) -
     assert "callback failure injected by toolcall-conformance" in results["callbacks_isolated"].message
     # Same defect, same message: seed 000's reset() (borrowed) keeps invocations.
     assert "after reset()" in results["reset_behaves_like_new"].message
+
+
+def test_a_handler_that_logs_on_stdout_does_not_break_the_protocol() -> None:
+    from conformance.verdict import Profile
+
+    noisy = [str(NODE), str(ROOT / "tests" / "bridge_targets" / "noisy_handler.mjs")]
+    report = run_bridge(noisy, profile=Profile("tiny", 2), seed=0, cwd=ROOT)
+    assert report.target.startswith("bridge: noisy seed 001")
+    assert "no_crash" in failing(report)  # seed 001's own verdict, reached despite the noise
