@@ -252,3 +252,17 @@ def test_tool_choice_defaults_and_refusals_are_still_judged(formatter: type, tar
         formatter(), targets=[target], checks=[roundtrip_check_by_id("tool_choice_mapped")], profile="dev"
     )
     assert _failed(report) == {"tool_choice_mapped"}
+
+
+def test_runs_a_crash_kept_from_the_other_checks_are_counted_and_shown() -> None:
+    # A check that passes only because the runs that would show its bug crashed must not read as a
+    # plain pass: the report counts those runs per check and says so beside the PASS.
+    from conformance.report import render_terminal
+
+    report = run_conformance(targets.RaiseOnSecondId, profile="dev", seed=0)
+    assert "no_crash" in _failed(report)
+    segment = next(r for r in report.results if r.check.id == "segment_per_call")
+    assert segment.not_judged > 0
+    assert "runs not judged: the target crashed" in render_terminal(report)
+    checks = {entry["id"]: entry for entry in report.to_json()["checks"]}
+    assert checks["segment_per_call"]["not_judged"] == segment.not_judged
