@@ -229,3 +229,21 @@ def test_the_cli_refuses_flags_the_hello_declares(capsys: pytest.CaptureFixture[
 def test_a_missing_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["run", "--bridge", "no-such-command-xyz"]) == 2
     assert "cannot start the bridge command 'no-such-command-xyz'" in capsys.readouterr().err
+
+
+def test_failures_saved_from_a_bridge_run_rerun_against_the_same_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    mutant = "tests.mutants.api_handler_mutants:IgnoreIdChange"
+    bridge = " ".join(command(mutant))
+    saved = tmp_path / "failures"
+    argv = ["run", "--bridge", bridge, "--profile", "dev", "--save-failures", str(saved)]
+    assert main(argv) == 1
+    assert list(saved.glob("*.json"))
+    capsys.readouterr()
+    # The files name the bridge command: rerun starts it again and replays exactly the saved chunks.
+    assert main(["rerun", str(saved)]) == 1
+    out = capsys.readouterr().out
+    assert "saved scenario(s) against --bridge" in out and "IgnoreIdChange" in out
+    assert "FAIL  segment_per_call" in out

@@ -51,6 +51,7 @@ def run_bridge(
     seed: int = 0,
     cassette_dirs: Iterable[Path] = (),
     extra_scenarios: Sequence[Scenario] = (),
+    scenarios: Sequence[Scenario] | None = None,
     timeout: float | None = DEFAULT_TIMEOUT,
     cwd: str | PathLike[str] | None = None,
     env: Mapping[str, str] | None = None,
@@ -60,7 +61,8 @@ def run_bridge(
     """Start ``command`` once, read what it declares, and run the checks of its level against it.
 
     A delta-level target gets the handler checks (built-in scenarios, re-fragmentations, generated
-    streams, plus ``extra_scenarios``); a byte-level one the stack checks over the bundled
+    streams, plus ``extra_scenarios``; with ``scenarios``, exactly those, as ``rerun`` does); a
+    byte-level one the stack checks over the bundled
     recordings plus ``cassette_dirs``. ``timeout`` bounds every answer. Raises ``TargetError``
     (exit code 2) when the target cannot be run: it does not start, breaks the protocol, gives no
     answer in time or keeps exiting; the message quotes the line that was wrong.
@@ -79,13 +81,14 @@ def run_bridge(
                 profile=profile,
                 seed=seed,
                 extra_scenarios=extra_scenarios,
+                scenarios=scenarios,
                 target=label,
                 on_progress=on_progress,
                 deadline=None,  # every answer has the bridge's own deadline
                 keep_counterexamples=keep_counterexamples,
             )
         else:
-            if extra_scenarios:
+            if extra_scenarios or scenarios is not None:
                 raise TargetError("chunk scenarios are for delta-level targets; this one is byte-level")
             stack, stack_capabilities = stack_target(process)
             report = run_stack_conformance(
