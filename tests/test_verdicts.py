@@ -266,3 +266,17 @@ def test_runs_a_crash_kept_from_the_other_checks_are_counted_and_shown() -> None
     assert "runs not judged: the target crashed" in render_terminal(report)
     checks = {entry["id"]: entry for entry in report.to_json()["checks"]}
     assert checks["segment_per_call"]["not_judged"] == segment.not_judged
+
+
+def test_an_opted_in_example_database_replays_a_failure_a_smaller_run_would_miss(tmp_path: Path) -> None:
+    from conformance.verdict import Profile, use_example_database
+
+    tiny = Profile("tiny", 1)  # three generated streams: too few to draw an argument key like "self"
+    assert "invocations_match_stream" not in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    use_example_database(tmp_path / "db")
+    try:
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile="dev"))
+        # The failure the dev run saved is replayed first by the next run, however small.
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    finally:
+        use_example_database(None)

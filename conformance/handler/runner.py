@@ -51,6 +51,7 @@ from conformance.verdict import (
     Profile,
     Report,
     describe_factory,
+    example_database,
     resolve_profile,
     search_settings,
     signature,
@@ -152,6 +153,7 @@ class _Found:
     message: str
     cases: st.SearchStrategy[Case] | None
     max_examples: int
+    label: str = ""  # which search (a scenario's name, or "generated"): its example-database key
 
 
 class _Session:
@@ -234,11 +236,11 @@ class _Session:
 
     # -- the searches --------------------------------------------------------------------------
 
-    def count(self, cases: st.SearchStrategy[Case], max_examples: int) -> None:
+    def count(self, cases: st.SearchStrategy[Case], max_examples: int, label: str) -> None:
         """Run ``max_examples`` generated cases, judging and counting each (no shrinking)."""
         if max_examples <= 0:
             return
-        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples) if self.plan.active else None
+        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples, label) if self.plan.active else None
 
         @search_settings(max_examples, self.seed, shrink=False)
         @given(cases)
@@ -246,6 +248,7 @@ class _Session:
             scenario, chunks = case
             self.record(self.judge(scenario, chunks, probe=False), scenario, chunks, found)
 
+        _share_database_key(every_case, label)
         every_case()
 
     @staticmethod
@@ -260,7 +263,8 @@ class _Session:
 
     def shrink(self, found: _Found) -> None:
         """Search again for one kept failure and let hypothesis shrink it; keep the smaller input."""
-        if found.cases is None or self._small(found):
+        # With an example database, every failure is searched again so that it is saved there.
+        if found.cases is None or (self._small(found) and example_database() is None):
             return
         wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
@@ -275,6 +279,7 @@ class _Session:
                 smallest[:] = [(scenario, chunks, run)]
                 raise AssertionError(problems[0])
 
+        _share_database_key(fails_the_same_way, found.label)
         try:
             fails_the_same_way()
         except AssertionError:
@@ -296,6 +301,16 @@ class _Session:
                 kept.input = Counterexample(scenario, tuple(chunks))
                 if position == 0:
                     found.result.message = problems[0]
+
+
+def _share_database_key(search: Callable[..., None], label: str) -> None:
+    """Give the counting and the shrinking search of one scenario the same example-database key.
+
+    Inputs the shrinking search saves (its failures) are then replayed by the counting search of
+    the next run, where they are judged and counted like any other. Hypothesis would otherwise key
+    each inner function by its own source, and the count would never see them.
+    """
+    search._hypothesis_internal_database_key = f"toolcall-conformance:{label}".encode()  # type: ignore[attr-defined]
 
 
 def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]) -> str:
@@ -443,12 +458,14 @@ def _search_everything(
         if unit is None:
             if session.on_progress:
                 session.on_progress("generated streams")
-            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3)
+            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3, "generated")
             continue
         if session.on_progress:
             session.on_progress(unit.name)
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
-        session.count(_split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario)
+        session.count(
+            _split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario, unit.name
+        )
     for found in list(session.found):
         if session.on_progress:
             session.on_progress(f"shrinking {found.result.check.id}")
