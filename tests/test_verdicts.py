@@ -280,3 +280,23 @@ def test_an_opted_in_example_database_replays_a_failure_a_smaller_run_would_miss
         assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
     finally:
         use_example_database(None)
+
+
+def test_violations_judges_one_scenario_for_a_users_own_hypothesis_property() -> None:
+    # The same judging as run_conformance, on one input, for properties HypoFuzz can fuzz.
+    from hypothesis import given, settings
+
+    from conformance import BUILTIN_SCENARIOS, strategies, violations
+    from reference_impl import ApiToolCallStreamingResponseHandler
+    from tests.mutants.api_handler_mutants import MUTANTS
+
+    @settings(max_examples=30, database=None, deadline=None)
+    @given(strategies.wire_scenarios())
+    def reference_conforms(scenario: object) -> None:
+        assert violations(ApiToolCallStreamingResponseHandler, scenario) == []  # type: ignore[arg-type]
+
+    reference_conforms()
+    name_concat = next(m.factory for m in MUTANTS if m.name == "name_concat")
+    restated = next(s for s in BUILTIN_SCENARIOS if s.name == "name_restated_every_chunk")
+    found = violations(name_concat, restated)
+    assert found and found[0].startswith("tool_names_whole: ")

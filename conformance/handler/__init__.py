@@ -14,7 +14,7 @@ from conformance.handler.checks import CHECKS, HANDLER_CHECKS, CheckContext, che
 from conformance.handler.contract import RULES, Rule
 from conformance.handler.drive import DEFAULT_DEADLINE_SECONDS, TargetError, Transcript, drive
 from conformance.handler.observe import Accumulator, Handler, HandlerAdapter, ObservedEvent, ObservedInvocation
-from conformance.handler.runner import Counterexample, default_scenarios, plan, run_conformance
+from conformance.handler.runner import Counterexample, default_scenarios, plan, run_conformance, violations
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, ExpectedCall, ExpectedOutcome, Scenario
 
 __all__ = [
@@ -43,4 +43,5 @@ __all__ = [
     "drive",
     "plan",
     "run_conformance",
+    "violations",
 ]

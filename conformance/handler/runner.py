@@ -66,6 +66,7 @@ __all__ = [
     "plan",
     "run_conformance",
     "shard_units",
+    "violations",
 ]
 
 Case = tuple[Scenario, list[ChunkResponse]]
@@ -141,6 +142,64 @@ class _Run:
     not_judged: set[str] = field(default_factory=set)  # checks the run could not be judged by (it crashed)
 
 
+def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run:
+    """Judge one run by every active check. When the run could not be judged (a crash, a hang,
+    unreadable output) only the robustness checks speak; a failure another failure on the same
+    run explains (``Check.consequence_of``) is counted as its consequence."""
+    transcript = context.transcript
+    run = _Run(transcript)
+    failing: dict[str, list[str]] = {}
+    gated = not transcript.completed and not transcript.raised_at_stream_error
+    for check in active:
+        if gated and check.id not in ROBUSTNESS:
+            run.not_judged.add(check.id)
+            continue
+        try:
+            problems = check.run(context)
+        except NotApplicable:
+            continue
+        run.applied.add(check.id)
+        if problems:
+            failing[check.id] = problems
+    by_id = {check.id: check for check in active}
+    robust_failure = next((c for c in failing if c in ROBUSTNESS), None)
+    for check_id, problems in failing.items():
+        cause = robust_failure if check_id not in ROBUSTNESS and robust_failure else None
+        cause = cause or next((c for c in sorted(by_id[check_id].consequence_of) if c in failing), None)
+        if cause is not None:
+            run.consequences[check_id] = cause
+        else:
+            run.failed[check_id] = problems
+    return run
+
+
+def violations(
+    factory: Callable[..., Any],
+    scenario: Scenario,
+    *,
+    capabilities: Capabilities | None = None,
+    adapter: HandlerAdapter | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+) -> list[str]:
+    """Run ``factory`` once over ``scenario`` exactly as given and judge it by every applicable check.
+
+    For your own hypothesis properties (which HypoFuzz can fuzz)::
+
+        @given(strategies.wire_scenarios())
+        def test_my_handler(scenario):
+            assert not violations(make_handler, scenario)
+
+    Returns ``"<check id>: <violation>"`` lines, empty when the run conforms. A failure that
+    another failure explains is left out; a run that crashed or hung is judged by the robustness
+    checks only. Raises ``TargetError`` when the factory cannot be used at all.
+    """
+    capabilities = capabilities or Capabilities()
+    target = make_target(factory, capabilities, adapter=adapter, deadline=deadline)
+    transcript = target.run(scenario.chunks, probe=False)
+    run = _judge(plan(capabilities).active, CheckContext(scenario, transcript, capabilities))
+    return [f"{check_id}: {problems[0]}" for check_id, problems in run.failed.items()]
+
+
 class _Stop(BaseException):
     pass
 
@@ -184,31 +243,7 @@ class _Session:
     def judge(self, scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool) -> _Run:
         transcript = self.target.run(chunks, probe=probe)
         self.report.examples += 1
-        run = _Run(transcript)
-        context = CheckContext(scenario, transcript, self.target.capabilities)
-        failing: dict[str, list[str]] = {}
-        gated = not transcript.completed and not transcript.raised_at_stream_error
-        for check in self.plan.active:
-            if gated and check.id not in ROBUSTNESS:
-                run.not_judged.add(check.id)
-                continue
-            try:
-                problems = check.run(context)
-            except NotApplicable:
-                continue
-            run.applied.add(check.id)
-            if problems:
-                failing[check.id] = problems
-        robust_failure = next((c for c in failing if c in ROBUSTNESS), None)
-        for check_id, problems in failing.items():
-            check = self.results[check_id].check
-            cause = robust_failure if check_id not in ROBUSTNESS and robust_failure else None
-            cause = cause or next((c for c in sorted(check.consequence_of) if c in failing), None)
-            if cause is not None:
-                run.consequences[check_id] = cause
-            else:
-                run.failed[check_id] = problems
-        return run
+        return _judge(self.plan.active, CheckContext(scenario, transcript, self.target.capabilities))
 
     def record(self, run: _Run, scenario: Scenario, chunks: Sequence[ChunkResponse], found: _Found | None) -> None:
         """Count a judged run; keep its failures that are new kinds (``found`` says how to find them again)."""
