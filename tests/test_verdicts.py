@@ -105,18 +105,27 @@ def test_every_passed_check_ran_on_something() -> None:
     assert all(r.examples_run > 0 for r in report.by_status("passed"))
 
 
-def test_no_stream_errors_changes_the_scenarios_and_an_idle_flag_is_noted(
+def test_no_stream_errors_changes_the_scenarios_and_an_idle_flag_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with_errors = plan(Capabilities()).scenarios
     without = plan(Capabilities(stream_errors=False)).scenarios
     assert {s.name for s in with_errors} - {s.name for s in without} >= {"truncated_by_max_tokens"}
     # --no-incremental-arguments changes nothing for a text parser (the check needs provider-native
-    # calls): a true declaration is accepted, as from Python, and the run says it did nothing.
+    # calls): the flag could only mislead whoever reads the command line.
     argv = ["run", "--handler", "tests.alternatives.text_parser_xml:make_handler", "--text-format", "xml"]
-    argv += ["--text-lag", "64", "--no-reasoning", "--no-stream-errors", "--profile", "dev"]
-    assert main([*argv, "--no-incremental-arguments"]) == 0
-    assert "note: --no-incremental-arguments changes nothing for this target" in capsys.readouterr().err
+    assert main([*argv, "--no-incremental-arguments"]) == 2
+    assert "--no-incremental-arguments changes nothing" in capsys.readouterr().err
+
+
+def test_an_idle_capability_declared_from_python_is_noted_in_the_report() -> None:
+    from tests.alternatives import text_parser_xml
+
+    declared = Capabilities(
+        text_format="xml", text_lag_chars=text_parser_xml.TEXT_LAG_CHARS, incremental_arguments=False
+    )
+    report = run_conformance(text_parser_xml.make_handler, capabilities=declared, profile="dev")
+    assert any("incremental_arguments=False changes nothing" in note for note in report.notes), report.notes
 
 
 def test_later_calls_must_stream_too() -> None:

@@ -62,6 +62,7 @@ __all__ = [
     "Counterexample",
     "Plan",
     "default_scenarios",
+    "idle_capabilities",
     "merge_shards",
     "plan",
     "run_conformance",
@@ -129,6 +130,21 @@ def plan(
     generated = scenarios is None and capabilities.text_format is None
     generation = (capabilities.reasoning, capabilities.stream_errors, capabilities.several_deltas_per_chunk)
     return Plan(tuple(active), skipped, applicable, generated, generation)
+
+
+def idle_capabilities(capabilities: Capabilities) -> list[str]:
+    """The declared capabilities (fields not at their default) that change neither the checks nor
+    the scenarios for a target with ``capabilities``: declaring them says nothing about this run."""
+    base = plan(capabilities).summary()
+    idle = []
+    for option in CAPABILITY_OPTIONS:
+        default = getattr(Capabilities(), option.field)
+        if getattr(capabilities, option.field) == default:
+            continue
+        ignored = not capabilities.events and option.field in ("callbacks", "lifecycle")
+        if ignored or plan(replace(capabilities, **{option.field: default})).summary() == base:
+            idle.append(option.field)
+    return idle
 
 
 @dataclass
@@ -566,4 +582,11 @@ def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, cap
         results.append(result)
     report.results = results
     report.notes += list(_hints(results, capabilities))
+    report.notes += [
+        f"{field}={getattr(capabilities, field)!r} changes nothing for this target (no check or scenario depends "
+        "on it here)"
+        for field in idle_capabilities(capabilities)
+        # A final-result accumulator has no callbacks or lifecycle: implied, not declared.
+        if capabilities.events or field not in ("callbacks", "lifecycle")
+    ]
     report.target_spec = {"capabilities": capabilities.declared()}
