@@ -309,3 +309,31 @@ def test_violations_judges_one_scenario_for_a_users_own_hypothesis_property() ->
     restated = next(s for s in BUILTIN_SCENARIOS if s.name == "name_restated_every_chunk")
     found = violations(name_concat, restated)
     assert found and found[0].startswith("tool_names_whole: ")
+
+
+def test_a_handler_with_its_own_shapes_is_checked_through_an_adapter_from_every_entry_point(
+    capsys: pytest.CaptureFixture[str], pytester_adapter: pytest.RunResult
+) -> None:
+    argv = ["run", "--handler", "examples.adapter_example:TupleHandler", "--profile", "dev"]
+    assert main([*argv, "--adapter", "examples.adapter_example:TupleAdapter"]) == 0
+    assert "CONFORMANT" in capsys.readouterr().out
+    # Without it the suite cannot read the handler, says so and points at the adapter.
+    assert main(argv) == 1
+    assert "translate them with a HandlerAdapter" in capsys.readouterr().out
+    assert main([*argv, "--adapter", "examples.adapter_example:NoSuchAdapter"]) == 2
+    pytester_adapter.assert_outcomes(passed=24)
+
+
+@pytest.fixture
+def pytester_adapter(pytester: pytest.Pytester) -> pytest.RunResult:
+    pytester.syspathinsert(str(ROOT))
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--toolcall-profile",
+        "dev",
+        "--toolcall-handler",
+        "examples.adapter_example:TupleHandler",
+        "--toolcall-adapter",
+        "examples.adapter_example:TupleAdapter",
+    )

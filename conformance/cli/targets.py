@@ -143,7 +143,11 @@ def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, 
         raise UsageError("--text-lag changes nothing for a final-result accumulator (it emits no text events)")
 
 
-def _load_adapter(spec: str | None) -> HandlerAdapter | None:
+def load_adapter(spec: str | None) -> HandlerAdapter | None:
+    """The ``HandlerAdapter`` named by ``MODULE:OBJECT`` (a class is instantiated), or None.
+
+    Raises ``UsageError`` (exit 2) when it cannot be imported or built, or is not an adapter.
+    """
     if spec is None:
         return None
     adapter = import_attribute(spec, "--adapter", "mypkg.adapters:MyAdapter", "MODULE:OBJECT")
@@ -178,7 +182,7 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(args.adapter),
+        adapter=load_adapter(args.adapter),
         adapter_spec=args.adapter,
         deadline=args.deadline or None,
     )
@@ -200,7 +204,7 @@ def handler_target(saved: dict[str, Any], *, deadline: float | None = DEFAULT_DE
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(adapter_spec),
+        adapter=load_adapter(adapter_spec),
         adapter_spec=adapter_spec,
         deadline=deadline,
     )

@@ -419,6 +419,12 @@ def _hints(results: Sequence[CheckResult], capabilities: Capabilities) -> Iterat
                 f"{result.check.id} failed on every scenario it ran on: if the target does not promise this, "
                 f"declare {' or '.join(flags)}"
             )
+        if result.check.id in ("no_crash", "events_readable"):
+            yield (
+                f"{result.check.id} failed on every scenario it ran on: if the target takes chunks or gives events "
+                "in shapes of its own, translate them with a HandlerAdapter (--adapter, --toolcall-adapter; "
+                "README, 'The shapes the suite reads')"
+            )
 
 
 def run_conformance(

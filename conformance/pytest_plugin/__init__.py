@@ -65,6 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolcall-profile", choices=sorted(PROFILES), help="search effort (default: ci)")
     group.addoption("--toolcall-seed", type=int, help="hypothesis seed for the conformance runs (default: 0)")
     group.addoption(
+        "--toolcall-adapter",
+        metavar="MODULE:OBJECT",
+        help="a HandlerAdapter for a --toolcall-handler that is not seed-shaped (chunks in, events out)",
+    )
+    group.addoption(
         "--toolcall-database",
         metavar="DIR",
         help="opt in to a hypothesis example database: replay what earlier runs (or HypoFuzz) saved there first "
@@ -111,6 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
     parser.addini("toolcall_database", "hypothesis example database directory (opt-in)", default="")
+    parser.addini("toolcall_adapter", "HandlerAdapter (MODULE:OBJECT) for toolcall_handler", default="")
     parser.addini("toolcall_converter", "converter factory (MODULE:FACTORY) to run the converter checks on", default="")
     parser.addini("toolcall_formatter", "round-trip formatter (MODULE:ATTR) for the round-trip checks", default="")
     parser.addini("toolcall_cassette_dirs", "recording directories for the converter checks", type="paths", default=[])
