@@ -93,3 +93,13 @@ def test_round_trip_formatter(target: str) -> None:
         ReferenceFormatter(), targets=[target], profile=PROFILE, seed=SEED, target_label=f"round-trip {target}"
     )
     _assert_conformant(report)
+
+
+def xml_parser(**callbacks: Any) -> ParsingStreamingResponseHandler:
+    """The reference xml parser as a handler factory, for ``run --handler benchmarks.suite_targets:xml_parser``."""
+    return ParsingStreamingResponseHandler("xml", **callbacks)
+
+
+def xml_parser_lag() -> int:
+    """The hold-back the reference xml parser declares (its ``max_holdback_chars``)."""
+    return ParsingStreamingResponseHandler("xml").max_holdback_chars

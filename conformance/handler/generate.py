@@ -126,11 +126,13 @@ _VALUES = st.one_of(
     st.just({}),
 )
 _GARBAGE = st.sampled_from(["{oops", "not json", "{'a': 1}", '{"a": }'])
+_ARGUMENT_KIND = st.one_of(st.just("valid"), st.sampled_from(ARGUMENT_KINDS))
 
 
 def _arguments(draw: st.DrawFn) -> tuple[str, dict[str, Any] | None]:
     """The argument text of one call and what it must parse to (None: the call must be rejected)."""
-    kind = draw(st.sampled_from(ARGUMENT_KINDS))
+    # Half the calls are valid: they are the ones that run, where a lost or altered argument shows.
+    kind = draw(_ARGUMENT_KIND)
     if kind == "empty":
         return "", {}
     value = draw(_VALUES)

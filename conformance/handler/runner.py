@@ -228,7 +228,8 @@ class _Found:
     message: str
     cases: st.SearchStrategy[Case] | None
     max_examples: int
-    label: str = ""  # which search (a scenario's name, or "generated"): its example-database key
+    label: str = ""  # which search (a scenario's name, or a part of the generated ones): its database key
+    seed: int = 0  # the seed that search ran with, so the shrinking search finds the failure again
 
 
 class _Session:
@@ -287,13 +288,15 @@ class _Session:
 
     # -- the searches --------------------------------------------------------------------------
 
-    def count(self, cases: st.SearchStrategy[Case], max_examples: int, label: str) -> None:
+    def count(self, cases: st.SearchStrategy[Case], max_examples: int, label: str, *, seed: int | None = None) -> None:
         """Run ``max_examples`` generated cases, judging and counting each (no shrinking)."""
         if max_examples <= 0:
             return
-        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples, label) if self.plan.active else None
+        seed = self.seed if seed is None else seed
+        active = self.plan.active
+        found = _Found(CheckResult(active[0]), "", cases, max_examples, label, seed) if active else None
 
-        @search_settings(max_examples, self.seed, shrink=False)
+        @search_settings(max_examples, seed, shrink=False)
         @given(cases)
         def every_case(case: Case) -> None:
             scenario, chunks = case
@@ -320,7 +323,7 @@ class _Session:
         wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
 
-        @search_settings(found.max_examples, self.seed)
+        @search_settings(found.max_examples, found.seed)
         @given(found.cases)
         def fails_the_same_way(case: Case) -> None:
             scenario, chunks = case
@@ -478,10 +481,13 @@ def run_conformance(
     return report
 
 
-# A search unit: one scenario (as written, then re-fragmented), or the generated streams (about
-# three scenarios' worth of runs). Units are what a sharded run divides between workers.
-_Unit = Scenario | None
-_GENERATED_WEIGHT = 3
+# A unit of the search: a built-in scenario (as written, then re-cut), or one part of the
+# generated streams. The generated search is made of independent parts with their own seeds so
+# that sharding can spread it (and the shrinking of what it finds) over workers; an unsharded run
+# searches the very same parts.
+_Unit = Scenario | int
+GENERATED_PARTS = 6
+_GENERATED_WEIGHT = 1
 
 
 def shard_units(units: Sequence[_Unit], shard: tuple[int, int] | None) -> list[_Unit]:
@@ -499,24 +505,34 @@ def shard_units(units: Sequence[_Unit], shard: tuple[int, int] | None) -> list[_
     mine: list[_Unit] = []
     for unit in units:
         lightest = min(range(count), key=lambda position: (loads[position], position))
-        loads[lightest] += _GENERATED_WEIGHT if unit is None else 1
+        loads[lightest] += _GENERATED_WEIGHT if isinstance(unit, int) else 1
         if lightest == index:
             mine.append(unit)
     return mine
 
 
+def _part_seed(seed: int, part: int) -> int:
+    """The seed of one part of the generated search: distinct per part, fixed by the run's seed."""
+    return seed * GENERATED_PARTS + part
+
+
 def _search_everything(
     session: _Session, chosen: Profile, capabilities: Capabilities, shard: tuple[int, int] | None
 ) -> None:
-    units: list[_Unit] = [None] if session.plan.generated else []
+    units: list[_Unit] = list(range(GENERATED_PARTS)) if session.plan.generated else []
     units += list(session.plan.scenarios)
+    generated_examples = chosen.examples_per_scenario * 3
     for unit in shard_units(units, shard):
-        session.report.scenarios += 1
-        if unit is None:
+        if isinstance(unit, int):
+            session.report.scenarios += 1 if unit == 0 else 0  # the generated streams count as one scenario
             if session.on_progress:
-                session.on_progress("generated streams")
-            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3, "generated")
+                session.on_progress(f"generated streams ({unit + 1} of {GENERATED_PARTS})")
+            part_examples = generated_examples // GENERATED_PARTS + (unit < generated_examples % GENERATED_PARTS)
+            session.count(
+                _generated_cases(capabilities), part_examples, f"generated#{unit}", seed=_part_seed(session.seed, unit)
+            )
             continue
+        session.report.scenarios += 1
         if session.on_progress:
             session.on_progress(unit.name)
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
