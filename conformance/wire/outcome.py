@@ -197,11 +197,11 @@ def sdk_outcome(api: str, sse: bytes) -> Outcome:
             events.append(event)
     except WireFormatError:
         raise
-    except Exception as raised:
+    except Exception as raised:  # noqa: BLE001 - each SDK raises its own in-band error classes mid-stream
         error = f"{type(raised).__name__}: {raised}"
     try:
         outcome = fold(events)
-    except Exception as raised:
+    except Exception as raised:  # noqa: BLE001 - an accumulator failing on a dialect is what is reported
         raise SdkAccumulatorError(f"the {api} SDK accumulator failed: {type(raised).__name__}: {raised}") from raised
     outcome.error = outcome.error or error
     return outcome
