@@ -16,6 +16,7 @@ recorded: their metadata says so.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,7 +162,9 @@ def _base_turns(api: str) -> list[tuple[str, Turn, str, tuple[str, ...]]]:
         turns.append(_server_tool(_SERVER_TOOL_IDS[api], first))
     if api in ("anthropic", "bedrock-invoke", "bedrock-converse"):
         turns.append(_cache_tokens(first))
-    turns += _API_SPECIFIC.get(api, lambda _first: [])(first)
+    specific = _API_SPECIFIC.get(api)
+    if specific is not None:
+        turns += specific(first)
     skipped = _NOT_EXPRESSIBLE.get(api, frozenset())
     return [turn for turn in turns if turn[0] not in skipped]
 
@@ -419,7 +422,7 @@ def _gemini_only(first: str | None) -> list[tuple[str, Turn, str, tuple[str, ...
     ]
 
 
-_API_SPECIFIC = {
+_API_SPECIFIC: dict[str, Callable[[str | None], list[tuple[str, Turn, str, tuple[str, ...]]]]] = {
     "openai-responses": _responses_only,
     "gemini": _gemini_only,
     "ollama": _ollama_only,
