@@ -28,6 +28,7 @@ __all__ = [
     "CONTENT_TYPES",
     "FRAMING",
     "LIBRARY_APIS",
+    "READERS",
     "SDK_APIS",
     "WIRE_APIS",
     "Framing",
@@ -40,6 +41,18 @@ __all__ = [
 SDK_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 LIBRARY_APIS = ("ollama", "bedrock-converse", "bedrock-invoke", "cohere-v2")
 WIRE_APIS = SDK_APIS + LIBRARY_APIS
+
+# The Python distribution each wire API is read through (for messages).
+READERS = {
+    "openai-chat": "openai",
+    "openai-responses": "openai",
+    "anthropic": "anthropic",
+    "gemini": "google-genai",
+    "ollama": "ollama",
+    "bedrock-converse": "boto3",
+    "bedrock-invoke": "boto3",
+    "cohere-v2": "cohere",
+}
 
 Framing = Literal["sse", "ndjson", "eventstream"]
 FRAMING: dict[str, Framing] = {

@@ -42,9 +42,16 @@ __all__ = [
 _SNIFF = 20  # payloads looked at to tell or confirm a body's wire API
 
 
+_READ_SIZE = 1 << 20
+
+
 @dataclass(frozen=True)
 class Body:
-    """A provider response body: ``data`` in ``api``'s own framing (SSE, NDJSON or AWS event stream)."""
+    """A provider response body: ``data`` in ``api``'s own framing (SSE, NDJSON or AWS event stream).
+
+    A body loaded with ``load_body(..., hold=False)`` from a raw SSE or NDJSON file is not held in
+    memory: ``data`` is empty and ``file`` is read on demand by ``chunks()`` and ``payloads()``.
+    """
 
     api: str
     data: bytes
@@ -53,16 +60,30 @@ class Body:
     # Converter options a cassette declares (toolcall_conformance.converter_options), e.g. a server
     # known to send cumulative argument snapshots.
     converter_options: dict[str, Any] = field(default_factory=dict)
+    file: Path | None = None
 
     @property
     def sse(self) -> bytes:
         """``data`` under its older name (from when every body was SSE)."""
         return self.data
 
+    def chunks(self) -> Iterator[bytes]:
+        """The body's bytes: ``data`` as one piece, or the file in 1 MiB reads."""
+        if self.file is None:
+            yield self.data
+            return
+        with self.file.open("rb") as stream:
+            while piece := stream.read(_READ_SIZE):
+                yield piece
+
     def payloads(self, *, strict: bool = True) -> Iterator[Any]:
         """The decoded payloads, lazily (``conformance.wire.framing.iter_payloads``), naming the file on error."""
         try:
-            yield from iter_payloads(self.api, self.data, strict=strict)
+            if self.file is None:
+                yield from iter_payloads(self.api, self.data, strict=strict)
+                return
+            with self.file.open("rb") as stream:
+                yield from iter_payloads(self.api, stream, strict=strict)
         except WireFormatError as error:
             raise type(error)(f"{self.source}: {error}") from None
 
@@ -72,6 +93,7 @@ class _Raw:
     """A file read, before its wire API is known: raw body bytes, or payloads already decoded."""
 
     data: bytes = b""
+    streamed: bool = False  # ``data`` is only the head of the file, which is read again on demand
     payloads: list[Any] | None = None
     url: str | None = None
     request: dict[str, Any] | None = None
@@ -91,7 +113,7 @@ def _cassette(path: Path, data: bytes) -> _Raw:
     try:
         document = yaml.safe_load(_text(path, data, "vcrpy cassette (.yaml)"))
     except yaml.YAMLError as error:
-        raise WireFormatError(f"{path}: not valid YAML: {error}") from None
+        raise WireFormatError(f"{path}: not valid YAML{_yaml_where(error)}") from None
     interactions = document.get("interactions") if isinstance(document, dict) else None
     if not isinstance(interactions, list) or not interactions:
         raise WireFormatError(f"{path}: a vcrpy cassette needs a non-empty 'interactions' list")
@@ -129,6 +151,14 @@ def _cassette(path: Path, data: bytes) -> _Raw:
     return found
 
 
+def _yaml_where(error: yaml.YAMLError) -> str:
+    """Where and why YAML parsing failed, on one line."""
+    mark = getattr(error, "problem_mark", None)
+    problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+    where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+    return f"{where}: {problem}"
+
+
 def _json_lines(path: Path, text: str) -> list[Any]:
     payloads = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -155,24 +185,36 @@ def _json_array(path: Path, text: str) -> list[Any]:
     return value
 
 
-def _read(path: Path) -> _Raw:
+_HEAD = 1 << 16  # what is read of a body not held in memory, to tell its wire API
+
+
+def _read(path: Path, *, hold: bool = True) -> _Raw:
     if path.is_dir():
         raise WireFormatError(f"{path}: is a directory; give one body file (a cassette, .sse, .jsonl, .json...)")
     if not path.is_file():
         raise WireFormatError(f"{path}: no such file")
+    suffix = path.suffix.lower()
+    streamed = not hold and suffix not in {".yaml", ".yml", ".jsonl", ".json"}
     try:
-        data = path.read_bytes()
+        if streamed:
+            with path.open("rb") as stream:
+                data = stream.read(_HEAD)
+        else:
+            data = path.read_bytes()
     except OSError as error:
         raise WireFormatError(f"{path}: cannot be read: {error.strerror or error}") from None
     if not data.strip():
         raise WireFormatError(f"{path}: the file is empty; there is no body to read")
-    suffix = path.suffix.lower()
+    if streamed and not is_event_stream(data):
+        return _Raw(data, streamed=True)
     if suffix in {".yaml", ".yml"}:
         return _cassette(path, data)
     if suffix == ".jsonl":
         return _Raw(payloads=_json_lines(path, _text(path, data, "JSON-lines body (.jsonl)")))
     if suffix == ".json":
         return _Raw(payloads=_json_array(path, _text(path, data, "JSON array body (.json)")))
+    if streamed:  # an event stream is read whole: its frames are binary, not lines
+        data = path.read_bytes()
     return _Raw(data)
 
 
@@ -219,12 +261,17 @@ def _frame(api: str, raw: _Raw) -> bytes:
     return frame_body(api, raw.payloads)
 
 
-def load_body(path: str | Path, api: str | None = None) -> Body:
-    """Read a body from any stored form; ``api`` (one of ``WIRE_APIS``) or detected when unambiguous."""
+def load_body(path: str | Path, api: str | None = None, *, hold: bool = True) -> Body:
+    """Read a body from any stored form; ``api`` (one of ``WIRE_APIS``) or detected when unambiguous.
+
+    ``hold=False``: a raw SSE or NDJSON file is not read into memory, only its head (to tell its wire
+    API); the returned ``Body`` reads the file on demand (``Body.file``). Replay then holds a body of
+    any size once at most, never twice.
+    """
     path = Path(path)
     if api is not None:
         check_api(api)
-    raw = _read(path)
+    raw = _read(path, hold=hold)
     sample = raw.payloads[:_SNIFF] if raw.payloads is not None else _sniff_bytes(raw.data)
     if api is None:
         from_url = api_from_url(raw.url) if raw.url else None
@@ -232,6 +279,8 @@ def load_body(path: str | Path, api: str | None = None) -> Body:
     else:
         chosen = api
         _check_belongs(path, api, sample, raw.data)
+    if raw.streamed:
+        return Body(chosen, b"", str(path), file=path)
     try:
         data = _frame(chosen, raw)
     except WireFormatError as error:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from typing import Any, BinaryIO
 
 from conformance.wire.apis import FRAMING, WireFormatError, check_api
 from conformance.wire.eventstream import encode_message, iter_messages
@@ -124,9 +124,12 @@ def frame_body(api: str, payloads: Iterable[Any], *, done_marker: bool = False) 
 # -- reading ---------------------------------------------------------------------------------------
 
 
-def _lines(data: bytes) -> Iterator[bytes]:
+Source = bytes | BinaryIO  # a body in memory, or a file opened in binary mode (read line by line)
+
+
+def _lines(data: Source) -> Iterator[bytes]:
     """The lines of ``data`` (``\\n``, ``\\r\\n`` or ``\\r`` endings), without a copy of the whole body."""
-    for raw in io.BytesIO(data):
+    for raw in io.BytesIO(data) if isinstance(data, bytes) else data:
         line = raw[:-1] if raw.endswith(b"\n") else raw
         if b"\r" in line:
             yield from line.removesuffix(b"\r").split(b"\r")
@@ -143,7 +146,7 @@ def _decode(line: bytes, number: int, *, strict: bool) -> str | None:
         return None
 
 
-def iter_sse_payloads(data: bytes, *, strict: bool = True) -> Iterator[Any]:
+def iter_sse_payloads(data: Source, *, strict: bool = True) -> Iterator[Any]:
     """The JSON ``data:`` payloads of an SSE body, up to ``data: [DONE]`` (where the SDKs stop).
 
     ``strict``: a ``data:`` line that is not UTF-8 or not JSON raises ``WireFormatError`` naming the
@@ -174,7 +177,7 @@ def sse_payloads(sse: bytes) -> list[Any]:
     return list(iter_sse_payloads(sse, strict=False))
 
 
-def _ndjson_payloads(data: bytes, *, strict: bool) -> Iterator[Any]:
+def _ndjson_payloads(data: Source, *, strict: bool) -> Iterator[Any]:
     for number, raw in enumerate(_lines(data), start=1):
         if not raw.strip():
             continue
@@ -202,15 +205,17 @@ def _eventstream_payloads(data: bytes, *, strict: bool) -> Iterator[Any]:
         yield {str(kind): body}
 
 
-def iter_payloads(api: str, data: bytes, *, strict: bool = True) -> Iterator[Any]:
+def iter_payloads(api: str, data: Source, *, strict: bool = True) -> Iterator[Any]:
     """The decoded payloads of a body in ``api``'s framing, lazily, in wire order (see ``iter_sse_payloads``).
 
-    Bedrock messages come out as ``{eventType: payload}`` (exception frames too, under their
-    exception type). A corrupt event-stream frame raises ``EventStreamError`` whatever ``strict``.
+    ``data``: the body's bytes, or a file opened in binary mode (SSE and NDJSON are read line by
+    line; an event stream is read whole). Bedrock messages come out as ``{eventType: payload}``
+    (exception frames too, under their exception type). A corrupt event-stream frame raises
+    ``EventStreamError`` whatever ``strict``.
     """
     framing = FRAMING[check_api(api)]
     if framing == "ndjson":
         return _ndjson_payloads(data, strict=strict)
     if framing == "eventstream":
-        return _eventstream_payloads(data, strict=strict)
+        return _eventstream_payloads(data if isinstance(data, bytes) else data.read(), strict=strict)
     return iter_sse_payloads(data, strict=strict)

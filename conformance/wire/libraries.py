@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from conformance.wire.apis import CONTENT_TYPES, FRAMING, LIBRARY_APIS, LibraryMissingError, check_api
@@ -44,7 +44,7 @@ __all__ = [
 ]
 
 # A responder gets the request body the library sent and returns the response body's pieces.
-Responder = Callable[[bytes], Sequence[bytes]]
+Responder = Callable[[bytes], Iterable[bytes]]
 
 # Fake credentials for offline replay. They are sent only to in-process transports.
 _FAKE_KEY = "test-key-not-a-real-secret"
@@ -90,7 +90,7 @@ def _httpx_client(api: str) -> tuple[Any, _Slot]:
     class PiecewiseBody(httpx.SyncByteStream):  # type: ignore[misc, unused-ignore]
         """A response body served in exactly the given pieces (empty pieces included)."""
 
-        def __init__(self, pieces: Sequence[bytes]) -> None:
+        def __init__(self, pieces: Iterable[bytes]) -> None:
             self.pieces = pieces
 
         def __iter__(self) -> Iterator[bytes]:
@@ -115,14 +115,14 @@ def _httpx_client(api: str) -> tuple[Any, _Slot]:
 class _RawPieces:
     """What botocore reads an event-stream body from (``AWSResponse.raw``): ``stream()`` and ``close()``."""
 
-    def __init__(self, pieces: Sequence[bytes]) -> None:
-        self._pieces = list(pieces)
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        self._pieces = pieces
 
     def stream(self, **_options: Any) -> Iterator[bytes]:
         yield from self._pieces
 
     def close(self) -> None:
-        self._pieces = []
+        self._pieces = ()
 
 
 @functools.cache
@@ -183,7 +183,7 @@ def library_stream(
         yield from response["body"]
 
 
-def iter_library_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
+def iter_library_events(api: str, pieces: Iterable[bytes]) -> Iterator[Any]:
     """The library's own stream objects for a body served in exactly ``pieces``."""
     yield from library_stream(offline_library_client(api, lambda _request: pieces), api)
 

@@ -19,11 +19,11 @@ that: it reaches the converter through ``fail()``, as in production.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.wire.apis import WireFormatError
+from conformance.wire.apis import READERS, WireFormatError
 from conformance.wire.bodies import Body
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
@@ -34,6 +34,7 @@ from reference_impl import (
     SegmentEventType,
     SegmentType,
 )
+from reference_impl.frozen import thaw
 
 __all__ = ["BodyReadError", "ReplayResult", "compare_outcomes", "outcome_from_events", "replay_body"]
 
@@ -72,6 +73,8 @@ def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Seque
 def _calls_and_text(api: str, events: Sequence[SegmentEvent]) -> Outcome:
     outcome = Outcome(api)
     raw: dict[str, list[str]] = {}
+    text: list[str] = []
+    reasoning: list[str] = []
     for event in events:
         if event.segment_type is SegmentType.TOOL_CALL:
             if event.event_type is SegmentEventType.CONTENT:
@@ -83,16 +86,15 @@ def _calls_and_text(api: str, events: Sequence[SegmentEvent]) -> Outcome:
                     ExpectedToolCall(
                         metadata.get("tool_name"),
                         metadata.get("call_id"),
-                        json.loads(json.dumps(metadata["arguments"])) if "arguments" in metadata else None,
+                        thaw(metadata["arguments"]) if "arguments" in metadata else None,
                         "".join(raw.pop(event.segment_id, [])),
                         str(error) if error is not None else None,
                     )
                 )
         elif event.event_type is SegmentEventType.CONTENT:
-            if event.segment_type is SegmentType.TEXT:
-                outcome.text += event.delta
-            else:
-                outcome.reasoning += event.delta
+            (text if event.segment_type is SegmentType.TEXT else reasoning).append(event.delta)
+    # Joined once: += on an attribute copies the whole text every time (quadratic on long streams).
+    outcome.text, outcome.reasoning = "".join(text), "".join(reasoning)
     return outcome
 
 
@@ -113,16 +115,19 @@ def _read_through(
             raise
         except WireFormatError as error:
             raise BodyReadError(str(error) if source in str(error) else f"{source}: {error}") from None
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - whatever the SDK or library raises on these bytes is the finding
+            hint = ""
+            if isinstance(error, UnicodeDecodeError) and "unexpected end of data" in str(error):
+                hint = " (the body ends inside a UTF-8 sequence: the file was cut)"
             raise BodyReadError(
-                f"{source}: the {api} client library could not read the body: {type(error).__name__}: {error}"
+                f"{source}: {READERS[api]} could not read this {api} body: {type(error).__name__}: {error}{hint}"
             ) from error
         yield event
 
 
 def replay_body(
     body: Body,
-    pieces: Sequence[bytes] | None = None,
+    pieces: Iterable[bytes] | None = None,
     *,
     via_sdk: bool = True,
     converter_factory: Callable[..., Any] | None = None,
@@ -144,7 +149,9 @@ def replay_body(
     converter = (converter_factory or converter_for)(body.api, **body.converter_options)
     result = ReplayResult(body.api)
     events = (
-        iter_sdk_events(body.api, pieces or [body.data]) if via_sdk else iter_payload_events(body.api, body.payloads())
+        iter_sdk_events(body.api, pieces if pieces is not None else body.chunks())
+        if via_sdk
+        else iter_payload_events(body.api, body.payloads())
     )
     current: list[int | None] = [None]
 

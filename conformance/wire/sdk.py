@@ -16,7 +16,7 @@ import collections.abc
 import functools
 import types
 import typing
-from collections.abc import AsyncIterator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import httpx2
@@ -44,8 +44,9 @@ _FAKE_KEY = "test-key-not-a-real-secret"
 class _PiecewiseBody(httpx2.SyncByteStream, httpx2.AsyncByteStream):
     """A response body served in exactly the given pieces (empty pieces included)."""
 
-    def __init__(self, pieces: Sequence[bytes]) -> None:
-        self._pieces = list(pieces)
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        # Kept as given: a file read lazily stays lazy (replaying a 50 MB body never holds it twice).
+        self._pieces = pieces
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._pieces
@@ -55,7 +56,7 @@ class _PiecewiseBody(httpx2.SyncByteStream, httpx2.AsyncByteStream):
             yield piece
 
 
-def _transport(pieces: Sequence[bytes]) -> httpx2.MockTransport:
+def _transport(pieces: Iterable[bytes]) -> httpx2.MockTransport:
     def respond(_request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_PiecewiseBody(pieces))
 
@@ -152,7 +153,7 @@ def stream_request(
         yield from client.models.generate_content_stream(**request)
 
 
-def iter_sdk_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
+def iter_sdk_events(api: str, pieces: Iterable[bytes]) -> Iterator[Any]:
     """Yield the SDK's (or client library's) own stream objects for a body served in ``pieces`` (sync clients)."""
     if check_api(api) in LIBRARY_APIS:
         yield from iter_library_events(api, pieces)
@@ -160,7 +161,7 @@ def iter_sdk_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
     yield from stream_request(offline_client(api, _transport(pieces)), api)
 
 
-async def aiter_sdk_events(api: str, pieces: Sequence[bytes]) -> AsyncIterator[Any]:
+async def aiter_sdk_events(api: str, pieces: Iterable[bytes]) -> AsyncIterator[Any]:
     """Async twin of ``iter_sdk_events`` (the SDKs' async clients over the same transport).
 
     The four SDK APIs only: boto3 has no async client, so the client-library APIs are replayed sync.
