@@ -16,8 +16,7 @@ Eight wire APIs, named as in ``reference_impl.converters.CONVERTERS``:
 =====================  ===================  ============================  =====================================
 
 The first four are read through the provider SDKs (``conformance.wire.sdk``), the last four
-through their client libraries (``conformance.wire.libraries``; ``pip install
-'toolcall-conformance[wire-apis]'``).
+through their client libraries (``conformance.wire.libraries``); all eight are dependencies.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Replay Ollama, Bedrock and Cohere v2 bodies through their real client libraries, offline.
 
 The twin of ``conformance.wire.sdk`` for the wire APIs that have a client library instead of a
-provider SDK here (``pip install 'toolcall-conformance[wire-apis]'``):
+provider SDK here (dependencies of this package, like the SDKs):
 
 * ``ollama``: ``ollama.Client(...).chat(stream=True)`` yields ``ollama.ChatResponse``;
 * ``cohere-v2``: ``cohere.ClientV2(...).chat_stream()`` yields the ``V2ChatStreamResponse`` members;
@@ -69,7 +69,7 @@ def require_library(api: str) -> Any:
     except ImportError:
         raise LibraryMissingError(
             f"the {api} wire API is read through the {name} library, which is not installed: "
-            "pip install 'toolcall-conformance[wire-apis]'"
+            "pip install ollama cohere boto3 (dependencies of toolcall-conformance)"
         ) from None
 
 
