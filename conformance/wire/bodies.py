@@ -188,33 +188,36 @@ def _json_array(path: Path, text: str) -> list[Any]:
 _HEAD = 1 << 16  # what is read of a body not held in memory, to tell its wire API
 
 
-def _read(path: Path, *, hold: bool = True) -> _Raw:
+def _read_bytes(path: Path, *, head_only: bool) -> bytes:
+    """The file's bytes (or its first ``_HEAD`` bytes), or a ``WireFormatError`` saying why not."""
     if path.is_dir():
         raise WireFormatError(f"{path}: is a directory; give one body file (a cassette, .sse, .jsonl, .json...)")
     if not path.is_file():
         raise WireFormatError(f"{path}: no such file")
-    suffix = path.suffix.lower()
-    streamed = not hold and suffix not in {".yaml", ".yml", ".jsonl", ".json"}
     try:
-        if streamed:
+        if head_only:
             with path.open("rb") as stream:
-                data = stream.read(_HEAD)
-        else:
-            data = path.read_bytes()
+                return stream.read(_HEAD)
+        return path.read_bytes()
     except OSError as error:
         raise WireFormatError(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
+def _read(path: Path, *, hold: bool = True) -> _Raw:
+    suffix = path.suffix.lower()
+    streamed = not hold and suffix not in {".yaml", ".yml", ".jsonl", ".json"}
+    data = _read_bytes(path, head_only=streamed)
     if not data.strip():
         raise WireFormatError(f"{path}: the file is empty; there is no body to read")
-    if streamed and not is_event_stream(data):
-        return _Raw(data, streamed=True)
+    if streamed:
+        # An event stream is read whole (its frames are binary, not lines); SSE and NDJSON on demand.
+        return _Raw(path.read_bytes()) if is_event_stream(data) else _Raw(data, streamed=True)
     if suffix in {".yaml", ".yml"}:
         return _cassette(path, data)
     if suffix == ".jsonl":
         return _Raw(payloads=_json_lines(path, _text(path, data, "JSON-lines body (.jsonl)")))
     if suffix == ".json":
         return _Raw(payloads=_json_array(path, _text(path, data, "JSON array body (.json)")))
-    if streamed:  # an event stream is read whole: its frames are binary, not lines
-        data = path.read_bytes()
     return _Raw(data)
 
 
