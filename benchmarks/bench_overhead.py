@@ -1,6 +1,6 @@
 """Section 2, overhead over the SDK floor: what converter + handler add to the SDK's own cost.
 
-For each wire API, one stream of about 10,000 SSE events is rendered with ``conformance.render``
+For each wire API, one stream of about 10,000 SSE events is rendered with ``conformance.turns``
 (a text segment, then two tool calls whose arguments arrive in 5-character deltas; Gemini, which
 streams no argument text, gets 10,000 text chunks and two whole calls). It is replayed offline
 through the real SDK (``conformance.wire.iter_sdk_events``: an ``httpx2.MockTransport`` serving the

@@ -590,7 +590,8 @@ class Agent:
             )
             failure = ToolResult.failure(call, message)
             return ToolExecution(call, failure, job.budget, executed=not never_started, timed_out=True)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001, RUF100
+            # The user's tool function may raise anything: the exception becomes the call's error result.
             seconds = time.monotonic() - job.submitted
             message = f"Error: {call.name} raised {type(error).__name__}: {error}"
             return ToolExecution(call, ToolResult.failure(call, message), seconds, executed=True)

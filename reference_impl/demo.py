@@ -185,7 +185,7 @@ def demo_results_sent(api: str, request: Mapping[str, Any], previous: Mapping[st
     return lines
 
 
-def demo_cassette(path: Path, *, chunk_bytes: int | None = None, write: Callable[[str], Any] = print) -> bool:
+def demo_cassette(path: Path, *, chunk_bytes: int | None = None, write: Callable[[str], object] = print) -> bool:
     """Run one multi-turn cassette through the reference agent and print what happened; True if it answered."""
     cassette = load_multiturn_cassette(path)
     write(f"=== {cassette.api} / {cassette.name}  ({path})")
@@ -226,7 +226,7 @@ def run_demo(
     api: str | None = None,
     *,
     chunk_bytes: int | None = None,
-    write: Callable[[str], Any] = print,
+    write: Callable[[str], object] = print,
 ) -> int:
     """The offline multi-turn demo over every cassette under ``cassette_dir`` (or one wire API's).
 

@@ -8,6 +8,7 @@ Events and invocations are shared between the handler, its callbacks and every c
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, NoReturn
 
 _MESSAGE = "{} is read-only: events and invocations are immutable once emitted (copy it with {}(...))"
@@ -72,15 +73,16 @@ class FrozenList(list[Any]):
         return self
 
 
+_FROZEN_TYPES = (FrozenDict, FrozenList)
+
+
 def freeze(value: Any) -> Any:
     """Return ``value`` with every nested dict/list replaced by its read-only twin.
 
     Iterative rather than recursive: tool arguments may be nested thousands of levels deep
     (the JSON decoder accepts that), and a recursive walk would hit the interpreter's limit.
     """
-    if not isinstance(value, (dict, list)):
-        return value
-    if isinstance(value, (FrozenDict, FrozenList)):
+    if not isinstance(value, (dict, list)) or isinstance(value, _FROZEN_TYPES):
         return value
     # Post-order construction: children must be frozen before their parent is built.
     root_holder: list[Any] = [None]
@@ -89,21 +91,18 @@ def freeze(value: Any) -> Any:
     pending: list[tuple[Any, Any, Any, Any]] = []
     while stack:
         node, parent, key = stack.pop()
+        # Only unfrozen dicts and lists are ever pushed.
+        copy: Any
+        frozen_type: type[FrozenDict | FrozenList]
+        children: Iterable[tuple[Any, Any]]
         if isinstance(node, dict):
-            items: dict[str, Any] = dict(node)
-            pending.append((items, parent, key, FrozenDict))
-            holder = items
-            for child_key, child in node.items():
-                if isinstance(child, (dict, list)) and not isinstance(child, (FrozenDict, FrozenList)):
-                    stack.append((child, holder, child_key))
-        elif isinstance(node, list):
-            elements = list(node)
-            pending.append((elements, parent, key, FrozenList))
-            for position, child in enumerate(node):
-                if isinstance(child, (dict, list)) and not isinstance(child, (FrozenDict, FrozenList)):
-                    stack.append((child, elements, position))
-        else:  # pragma: no cover - only containers are pushed
-            parent[key] = node
+            copy, frozen_type, children = dict(node), FrozenDict, node.items()
+        else:
+            copy, frozen_type, children = list(node), FrozenList, enumerate(node)
+        pending.append((copy, parent, key, frozen_type))
+        for child_key, child in children:
+            if isinstance(child, (dict, list)) and not isinstance(child, _FROZEN_TYPES):
+                stack.append((child, copy, child_key))
     # Build from the deepest containers up: ``pending`` is in pre-order, so reverse it.
     for container, parent, key, frozen_type in reversed(pending):
         parent[key] = frozen_type(container)

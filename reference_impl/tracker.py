@@ -103,59 +103,39 @@ class TrackedCall:
     ``index`` is dense and 0-based in order of ``start_call``; ``call_id`` and ``name`` are the
     provider's values (``None`` until known); ``keys`` are the provider keys the call was registered
     under, in registration order (a key may since have been taken over by a later call, see
-    ``ToolCallTracker.start_call``).
+    ``ToolCallTracker.start_call``). Instances are made by ``ToolCallTracker``, one per call: the
+    same object is returned by every method that reaches the call.
     """
 
-    __slots__ = (
-        "_arguments",
-        "_arguments_mismatch",
-        "_call_id",
-        "_completed",
-        "_index",
-        "_keys",
-        "_name",
-        "_parts",
-        "_streamed",
-        "_unstreamed_suffix",
-    )
+    __slots__ = ("_record",)
 
-    def __init__(self, index: int, keys: tuple[ProviderKey, ...], call_id: str | None, name: str | None) -> None:
-        self._index = index
-        self._keys = keys
-        self._call_id = call_id
-        self._name = name
-        self._parts: list[str] = []
-        self._completed = False
-        # Set once, at completion: the joined text, so reading it never re-joins.
-        self._streamed: str | None = None
-        self._arguments: str | None = None
-        self._unstreamed_suffix = ""
-        self._arguments_mismatch = False
+    def __init__(self, record: _CallRecord) -> None:
+        self._record = record
 
     @property
     def index(self) -> int:
         """Dense 0-based position in order of first appearance: the ``ToolCallDelta.index`` to emit."""
-        return self._index
+        return self._record.index
 
     @property
     def keys(self) -> tuple[ProviderKey, ...]:
         """Every provider key this call was registered under (primary key first)."""
-        return self._keys
+        return self._record.keys
 
     @property
     def call_id(self) -> str | None:
         """The provider's call id (``call_...``, ``toolu_...``), or ``None`` if none was given yet."""
-        return self._call_id
+        return self._record.call_id
 
     @property
     def name(self) -> str | None:
         """The tool name, or ``None`` if none was given yet."""
-        return self._name
+        return self._record.name
 
     @property
     def completed(self) -> bool:
         """True once ``complete_call`` ran for this call."""
-        return self._completed
+        return self._record.completed
 
     @property
     def arguments(self) -> str:
@@ -164,16 +144,18 @@ class TrackedCall:
         After completion this is a stored string. While the call is open it joins the fragments
         received so far (linear in their size): read it once at the end, not after every delta.
         """
-        if self._arguments is not None:
-            return self._arguments
-        return "".join(self._parts)
+        record = self._record
+        if record.arguments is not None:
+            return record.arguments
+        return "".join(record.parts)
 
     @property
     def streamed_arguments(self) -> str:
         """The concatenation of the fragments passed to ``append_arguments``, in order."""
-        if self._streamed is not None:
-            return self._streamed
-        return "".join(self._parts)
+        record = self._record
+        if record.streamed is not None:
+            return record.streamed
+        return "".join(record.parts)
 
     @property
     def unstreamed_suffix(self) -> str:
@@ -183,19 +165,66 @@ class TrackedCall:
         once (taxonomy A15: arguments only in ``.done``). Empty when nothing is missing, when no
         snapshot was given, or when the snapshot contradicts the stream (see ``arguments_mismatch``).
         """
-        return self._unstreamed_suffix
+        return self._record.unstreamed_suffix
 
     @property
     def arguments_mismatch(self) -> bool:
         """True if the completion snapshot is not an extension of the streamed text (the snapshot wins)."""
-        return self._arguments_mismatch
+        return self._record.arguments_mismatch
 
     def __repr__(self) -> str:
-        state = "completed" if self._completed else "open"
+        state = "completed" if self.completed else "open"
         return (
-            f"TrackedCall(index={self._index}, call_id={self._call_id!r}, name={self._name!r}, "
-            f"keys={self._keys!r}, {state}, {len(self.arguments)} argument chars)"
+            f"TrackedCall(index={self.index}, call_id={self.call_id!r}, name={self.name!r}, "
+            f"keys={self.keys!r}, {state}, {len(self.arguments)} argument chars)"
         )
+
+
+class _CallRecord:
+    """The mutable state behind one ``TrackedCall``: only ``ToolCallTracker`` holds and changes it."""
+
+    __slots__ = (
+        "arguments",
+        "arguments_mismatch",
+        "call_id",
+        "completed",
+        "index",
+        "keys",
+        "name",
+        "parts",
+        "streamed",
+        "unstreamed_suffix",
+        "view",
+    )
+
+    def __init__(self, index: int, keys: tuple[ProviderKey, ...], call_id: str | None, name: str | None) -> None:
+        self.index = index
+        self.keys = keys
+        self.call_id = call_id
+        self.name = name
+        self.parts: list[str] = []
+        self.completed = False
+        # Set once, at completion: the joined text, so reading it never re-joins.
+        self.streamed: str | None = None
+        self.arguments: str | None = None
+        self.unstreamed_suffix = ""
+        self.arguments_mismatch = False
+        self.view = TrackedCall(self)
+
+    def complete(self, final_arguments: str | None) -> None:
+        """Join the fragments once and reconcile them with the terminal snapshot, if any."""
+        streamed = "".join(self.parts)
+        self.parts = []
+        self.streamed = streamed
+        if final_arguments is None:
+            self.arguments = streamed
+        else:
+            self.arguments = final_arguments
+            if final_arguments.startswith(streamed):
+                self.unstreamed_suffix = final_arguments[len(streamed) :]
+            else:
+                self.arguments_mismatch = True
+        self.completed = True
 
 
 def _check_key(key: object) -> ProviderKey:
@@ -250,8 +279,8 @@ class ToolCallTracker:
     """
 
     def __init__(self) -> None:
-        self._by_key: dict[ProviderKey, TrackedCall] = {}
-        self._calls: list[TrackedCall] = []
+        self._by_key: dict[ProviderKey, _CallRecord] = {}
+        self._calls: list[_CallRecord] = []
 
     # -- registering ---------------------------------------------------------------------------
 
@@ -284,11 +313,11 @@ class ToolCallTracker:
                     "complete that call first, or route this event to it with append_arguments",
                     key=key,
                 )
-        call = TrackedCall(len(self._calls), keys, call_id, name)
-        self._calls.append(call)
+        record = _CallRecord(len(self._calls), keys, call_id, name)
+        self._calls.append(record)
         for key in keys:
-            self._by_key[key] = call
-        return call
+            self._by_key[key] = record
+        return record.view
 
     def add_alias(self, existing_key: ProviderKey, new_key: ProviderKey) -> TrackedCall:
         """Make ``new_key`` another name for the call registered under ``existing_key``.
@@ -301,16 +330,16 @@ class ToolCallTracker:
         new_key = _check_key(new_key)
         owner = self._by_key.get(new_key)
         if owner is call:
-            return call
+            return call.view
         if owner is not None:
             raise AliasConflictError(
                 f"cannot make {new_key!r} an alias of call {self._describe(call)}: it already belongs to "
                 f"call {self._describe(owner)}",
                 key=new_key,
             )
-        call._keys = (*call._keys, new_key)
+        call.keys = (*call.keys, new_key)
         self._by_key[new_key] = call
-        return call
+        return call.view
 
     def update_call(
         self, provider_key: ProviderKey, *, call_id: str | None = None, name: str | None = None
@@ -325,7 +354,7 @@ class ToolCallTracker:
         call = self._require(provider_key, "update_call")
         call_id = _check_optional_text("call_id", call_id)
         name = _check_optional_text("name", name)
-        for what, current, new in (("call_id", call._call_id, call_id), ("name", call._name, name)):
+        for what, current, new in (("call_id", call.call_id, call_id), ("name", call.name, name)):
             if new is not None and current is not None and new != current:
                 raise CallConflictError(
                     f"key {provider_key!r} carried {what} {new!r}, but its call {self._describe(call)} already has "
@@ -333,10 +362,10 @@ class ToolCallTracker:
                     key=provider_key,
                 )
         if call_id is not None:
-            call._call_id = call_id
+            call.call_id = call_id
         if name is not None:
-            call._name = name
-        return call
+            call.name = name
+        return call.view
 
     # -- streaming -----------------------------------------------------------------------------
 
@@ -350,15 +379,15 @@ class ToolCallTracker:
         if not isinstance(delta, str):
             raise TypeError(f"an argument delta must be a str, got {type(delta).__name__}: {delta!r}")
         call = self._require(provider_key, "append_arguments")
-        if call._completed:
+        if call.completed:
             raise CallCompletedError(
                 f"argument delta for key {provider_key!r} after its call {self._describe(call)} completed; "
                 "a new call on this key needs start_call first",
                 key=provider_key,
             )
         if delta:
-            call._parts.append(delta)
-        return call
+            call.parts.append(delta)
+        return call.view
 
     def complete_call(self, provider_key: ProviderKey, *, final_arguments: str | None = None) -> TrackedCall:
         """Mark the call under ``provider_key`` completed and fix its argument text; return the call.
@@ -375,38 +404,28 @@ class ToolCallTracker:
                 f"final_arguments must be a str or None, got {type(final_arguments).__name__}: {final_arguments!r}"
             )
         call = self._require(provider_key, "complete_call")
-        if call._completed:
+        if call.completed:
             raise CallCompletedError(
                 f"complete_call for key {provider_key!r}, but its call {self._describe(call)} already completed",
                 key=provider_key,
             )
-        streamed = "".join(call._parts)
-        call._parts = []
-        call._streamed = streamed
-        if final_arguments is None:
-            call._arguments = streamed
-        else:
-            call._arguments = final_arguments
-            if final_arguments.startswith(streamed):
-                call._unstreamed_suffix = final_arguments[len(streamed) :]
-            else:
-                call._arguments_mismatch = True
-        call._completed = True
-        return call
+        call.complete(final_arguments)
+        return call.view
 
     # -- reading -------------------------------------------------------------------------------
 
     def lookup(self, provider_key: ProviderKey) -> TrackedCall | None:
         """The call currently registered under ``provider_key``, or ``None``."""
-        return self._by_key.get(_check_key(provider_key))
+        record = self._by_key.get(_check_key(provider_key))
+        return None if record is None else record.view
 
     def calls(self) -> list[TrackedCall]:
         """Every call started so far, completed or not, in index order (a new list)."""
-        return list(self._calls)
+        return [record.view for record in self._calls]
 
     def open_calls(self) -> list[TrackedCall]:
         """The calls not yet completed, in index order: what a truncated stream leaves behind."""
-        return [call for call in self._calls if not call._completed]
+        return [record.view for record in self._calls if not record.completed]
 
     def reset(self) -> None:
         """Forget every call and key: the next call started gets index 0 again."""
@@ -426,7 +445,7 @@ class ToolCallTracker:
 
     # -- helpers -------------------------------------------------------------------------------
 
-    def _require(self, provider_key: ProviderKey, operation: str) -> TrackedCall:
+    def _require(self, provider_key: ProviderKey, operation: str) -> _CallRecord:
         key = _check_key(provider_key)
         call = self._by_key.get(key)
         if call is None:
@@ -459,5 +478,5 @@ class ToolCallTracker:
         return tuple(keys)
 
     @staticmethod
-    def _describe(call: TrackedCall) -> str:
+    def _describe(call: _CallRecord) -> str:
         return f"#{call.index} (call_id={call.call_id!r}, name={call.name!r}, keys={call.keys!r})"

@@ -203,80 +203,111 @@ def cut(draw: st.DrawFn, text: str) -> list[str]:
     return pieces
 
 
+def _no_fields(arguments_delta: str | None = None) -> dict[str, Any]:
+    return {"call_id": None, "name": None, "arguments_delta": arguments_delta}
+
+
 @st.composite
 def tool_deltas(draw: st.DrawFn, item: ToolItem) -> list[ToolCallDelta]:
     """Per-call ordered deltas for one tool call (name/id possibly late, restated, or '')."""
     pieces = draw(cut(item.argument_text))
     # None and "" are both "no argument text in this delta".
-    fields: list[dict[str, Any]] = [
-        {"call_id": None, "name": None, "arguments_delta": p if p else draw(st.sampled_from([None, ""]))}
-        for p in pieces
-    ]
+    fields = [_no_fields(p if p else draw(st.sampled_from([None, ""]))) for p in pieces]
     if draw(st.booleans()):  # an OpenAI-style header delta without arguments
-        fields.insert(0, {"call_id": None, "name": None, "arguments_delta": draw(st.sampled_from([None, ""]))})
+        fields.insert(0, _no_fields(draw(st.sampled_from([None, ""]))))
+    name_done_at = _place_name(draw, fields, item.name)
+    for position, f in enumerate(fields):
+        if f["name"] is None:
+            restated = [None, None, "", item.name] if position > name_done_at else [None, None, ""]
+            f["name"] = draw(st.sampled_from(restated))  # restatement or ''
+    _place_call_id(draw, fields, item.call_id)
+    return [ToolCallDelta(item.index, **f) for f in fields]
 
-    # -- name ------------------------------------------------------------------------------
+
+def _place_name(draw: st.DrawFn, fields: list[dict[str, Any]], name: str) -> int:
+    """Put the name in ``fields`` (first, split before the arguments, or late); return where it is complete."""
     first_args = next((i for i, f in enumerate(fields) if f["arguments_delta"]), len(fields))
     name_mode = draw(st.sampled_from(["first", "split", "late"]))
-    if name_mode == "split" and len(item.name) > 1:
+    if name_mode == "split" and len(name) > 1:
         # All pieces before the arguments begin (the last one may share the first-args delta).
-        name_pieces = [p for p in draw(cut(item.name)) if p]
+        name_pieces = [p for p in draw(cut(name)) if p]
         for _ in name_pieces[:-1]:
-            fields.insert(0, {"call_id": None, "name": None, "arguments_delta": None})
+            fields.insert(0, _no_fields())
             first_args += 1
         position = min(first_args, len(fields) - 1)
         # Fill positions position-len+1 .. position with the pieces, in order.
         start = position - (len(name_pieces) - 1)
         for offset, piece in enumerate(name_pieces):
             fields[start + offset]["name"] = piece
-        name_done_at = position
-    elif name_mode == "late":
+        return position
+    if name_mode == "late":
         name_done_at = draw(st.integers(0, len(fields)))
         if name_done_at == len(fields):  # a name-only delta after everything else
-            fields.append({"call_id": None, "name": None, "arguments_delta": None})
-        fields[name_done_at]["name"] = item.name
-    else:
-        fields[0]["name"] = item.name
-        name_done_at = 0
-    for position, f in enumerate(fields):
-        if f["name"] is None:
-            if position > name_done_at:
-                f["name"] = draw(st.sampled_from([None, None, "", item.name]))  # restatement or ''
-            else:
-                f["name"] = draw(st.sampled_from([None, None, ""]))
+            fields.append(_no_fields())
+        fields[name_done_at]["name"] = name
+        return name_done_at
+    fields[0]["name"] = name
+    return 0
 
-    # -- id --------------------------------------------------------------------------------
-    if item.call_id is not None:
-        id_at = draw(st.integers(0, len(fields)))
-        if id_at == len(fields):
-            fields.append({"call_id": None, "name": None, "arguments_delta": None})
-        fields[id_at]["call_id"] = item.call_id
-        for position, f in enumerate(fields):
-            if position != id_at:
-                choices = [None, None, ""] + ([item.call_id] if position > id_at else [])
-                f["call_id"] = draw(st.sampled_from(choices))
-    else:
+
+def _place_call_id(draw: st.DrawFn, fields: list[dict[str, Any]], call_id: str | None) -> None:
+    """Put the id in one delta (restated or '' in later ones, '' or absent before); '' or absent without one."""
+    if call_id is None:
         for f in fields:
             f["call_id"] = draw(st.sampled_from([None, None, ""]))
-
-    return [ToolCallDelta(item.index, **f) for f in fields]
+        return
+    id_at = draw(st.integers(0, len(fields)))
+    if id_at == len(fields):
+        fields.append(_no_fields())
+    fields[id_at]["call_id"] = call_id
+    for position, f in enumerate(fields):
+        if position != id_at:
+            choices = [None, None, ""] + ([call_id] if position > id_at else [])
+            f["call_id"] = draw(st.sampled_from(choices))
 
 
 Piece = tuple[str, Any]  # ("reasoning", str) | ("content", str) | ("tool", ToolCallDelta)
 _RANK = {"reasoning": 0, "content": 1, "tool": 2}
 
 
+def _name_done_at(deltas: Sequence[ToolCallDelta]) -> int:
+    """The position of the delta that completes the call's name (restatements and '' add nothing)."""
+    parts: list[str] = []
+    for delta in deltas:
+        if delta.name and delta.name != "".join(parts):
+            parts.append(delta.name)
+    full, so_far = "".join(parts), ""
+    for position, delta in enumerate(deltas):
+        if delta.name and delta.name != so_far:
+            so_far += delta.name
+        if so_far == full:
+            return position
+    return len(deltas) - 1
+
+
 @st.composite
 def interleave(draw: st.DrawFn, sequences: list[list[ToolCallDelta]]) -> list[ToolCallDelta]:
-    """Merge per-call delta lists, keeping each call's own order."""
+    """Merge per-call delta lists, keeping each call's own order.
+
+    Calls first appear in their logical order, and a call's first delta never comes before every
+    earlier call's name is complete (a name cannot grow once a later call appeared: the START rule).
+    """
     if len(sequences) < 2 or not draw(st.booleans()):
         return [d for seq in sequences for d in seq]
     queues = [list(seq) for seq in sequences]
+    done_at = [_name_done_at(seq) for seq in sequences]
+    taken = [0] * len(sequences)
     merged: list[ToolCallDelta] = []
+    started = 0
     while any(queues):
-        live = [q for q in queues if q]
-        queue = live[draw(st.integers(0, len(live) - 1))]
-        merged.append(queue.pop(0))
+        live = [i for i in range(started) if queues[i]]
+        if started < len(queues) and all(taken[i] > done_at[i] for i in range(started)):
+            live.append(started)
+        pick = live[draw(st.integers(0, len(live) - 1))]
+        if pick == started:
+            started += 1
+        merged.append(queues[pick].pop(0))
+        taken[pick] += 1
     return merged
 
 
@@ -289,6 +320,21 @@ class Fragmented:
 @st.composite
 def fragmentations(draw: st.DrawFn, items: Sequence[Item]) -> Fragmented:
     """One wire rendering of the logical response ``items``."""
+    chunks = _chunked(draw, _wire_pieces(draw, items))
+    ends_with_is_complete = draw(st.booleans())
+    if ends_with_is_complete:
+        if chunks and draw(st.booleans()):
+            last = chunks[-1]
+            chunks[-1] = ChunkResponse(
+                content=last.content, reasoning=last.reasoning, tool_calls=last.tool_calls, is_complete=True
+            )
+        else:
+            chunks.append(ChunkResponse(is_complete=True))
+    return Fragmented(chunks, ends_with_is_complete)
+
+
+def _wire_pieces(draw: st.DrawFn, items: Sequence[Item]) -> list[Piece]:
+    """Text cut into pieces; each run of consecutive tool calls as their (possibly interleaved) deltas."""
     pieces: list[Piece] = []
     group: list[ToolItem] = []
 
@@ -306,25 +352,18 @@ def fragmentations(draw: st.DrawFn, items: Sequence[Item]) -> Fragmented:
         kind = "content" if isinstance(item, TextItem) else "reasoning"
         pieces.extend((kind, p) for p in draw(cut(item.text)))
     flush_group()
+    return pieces
 
+
+def _chunked(draw: st.DrawFn, pieces: list[Piece]) -> list[ChunkResponse]:
+    """The pieces grouped into chunks in wire order, with empty chunks here and there."""
     chunks: list[ChunkResponse] = []
     current: list[Piece] = []
 
     def emit() -> None:
-        if not current:
-            return
-        reasoning = "".join(p for k, p in current if k == "reasoning")
-        content = "".join(p for k, p in current if k == "content")
-        tools = [p for k, p in current if k == "tool"]
-        has_reasoning = any(k == "reasoning" for k, _ in current)
-        chunks.append(
-            ChunkResponse(
-                content=content,
-                reasoning=reasoning if has_reasoning else None,
-                tool_calls=tools if tools else draw(st.sampled_from([None, []])),
-            )
-        )
-        current.clear()
+        if current:
+            chunks.append(_chunk(draw, current))
+            current.clear()
 
     for kind, value in pieces:
         # Within a chunk the wire order is reasoning, content, tool_calls: never put a piece of a
@@ -336,17 +375,19 @@ def fragmentations(draw: st.DrawFn, items: Sequence[Item]) -> Fragmented:
             emit()
             chunks.append(ChunkResponse())  # an empty chunk
     emit()
+    return chunks
 
-    ends_with_is_complete = draw(st.booleans())
-    if ends_with_is_complete:
-        if chunks and draw(st.booleans()):
-            last = chunks[-1]
-            chunks[-1] = ChunkResponse(
-                content=last.content, reasoning=last.reasoning, tool_calls=last.tool_calls, is_complete=True
-            )
-        else:
-            chunks.append(ChunkResponse(is_complete=True))
-    return Fragmented(chunks, ends_with_is_complete)
+
+def _chunk(draw: st.DrawFn, pieces: list[Piece]) -> ChunkResponse:
+    reasoning = "".join(p for k, p in pieces if k == "reasoning")
+    content = "".join(p for k, p in pieces if k == "content")
+    tools = [p for k, p in pieces if k == "tool"]
+    has_reasoning = any(k == "reasoning" for k, _ in pieces)
+    return ChunkResponse(
+        content=content,
+        reasoning=reasoning if has_reasoning else None,
+        tool_calls=tools if tools else draw(st.sampled_from([None, []])),
+    )
 
 
 def unfragmented(items: Sequence[Item]) -> list[ChunkResponse]:
@@ -383,17 +424,21 @@ def sort_invocation_keys(keys: Iterable[tuple[str, str | None, str]]) -> list[tu
 
 
 def expected_skeleton(items: Sequence[Item]) -> list[Any]:
-    """Segments in START order per the spec (rule 1, rule 2), tool runs order-normalised.
+    """Segments in START order per the spec (rules 1, 2 and the START rule), tool runs order-normalised.
 
-    Consecutive text of one kind is one segment; a tool call whose argument text is non-empty
-    starts (ending the open text segment) before any later text; a call without argument text
-    starts at the end of the stream.
+    Consecutive text of one kind is one segment. A call STARTs (ending the open text segment) once
+    its name can no longer grow: its argument text began, a later call appeared, or the stream
+    ended. So a call without argument text starts when the next call appears, or at the end.
     """
     entries: list[Any] = []
     deferred: list[Any] = []
     open_kind: str | None = None
     for item in items:
         if isinstance(item, ToolItem):
+            if deferred:  # a later call appeared: the waiting calls start now, in wire order
+                entries += deferred
+                deferred = []
+                open_kind = None
             if item.argument_text:
                 entries.append(("tool", item.name, item.argument_text))
                 open_kind = None
@@ -481,26 +526,37 @@ def lifecycle_errors(events: Sequence[SegmentEvent], *, finished: bool = True) -
     """Violations of: one START first, CONTENT*, one END last, nothing after END, one type per segment."""
     problems: list[str] = []
     for segment_id, evs in segments(events).items():
-        kinds = [e.event_type for e in evs]
-        if kinds[0] is not SegmentEventType.START:
-            problems.append(f"{segment_id}: first event is {kinds[0]}")
-        if kinds.count(SegmentEventType.START) != 1:
-            problems.append(f"{segment_id}: {kinds.count(SegmentEventType.START)} STARTs")
-        ends = kinds.count(SegmentEventType.END)
-        if ends > 1:
-            problems.append(f"{segment_id}: {ends} ENDs")
-        if ends == 1 and kinds[-1] is not SegmentEventType.END:
-            problems.append(f"{segment_id}: events after END")
-        if finished and ends == 0:
-            problems.append(f"{segment_id}: never ENDed")
+        problems += _order_problems(segment_id, [e.event_type for e in evs], finished)
         if len({e.segment_type for e in evs}) != 1:
             problems.append(f"{segment_id}: segment_type changes")
-        for e in evs:
-            if e.event_type is SegmentEventType.CONTENT:
-                if set(e.payload) != {"delta"} or not isinstance(e.payload["delta"], str):
-                    problems.append(f"{segment_id}: CONTENT payload {dict(e.payload)!r}")
-            elif set(e.payload) != {"metadata"}:
-                problems.append(f"{segment_id}: {e.event_type} payload keys {sorted(e.payload)}")
+        problems += _payload_problems(segment_id, evs)
+    return problems
+
+
+def _order_problems(segment_id: str, kinds: list[SegmentEventType], finished: bool) -> list[str]:
+    problems: list[str] = []
+    if kinds[0] is not SegmentEventType.START:
+        problems.append(f"{segment_id}: first event is {kinds[0]}")
+    if kinds.count(SegmentEventType.START) != 1:
+        problems.append(f"{segment_id}: {kinds.count(SegmentEventType.START)} STARTs")
+    ends = kinds.count(SegmentEventType.END)
+    if ends > 1:
+        problems.append(f"{segment_id}: {ends} ENDs")
+    if ends == 1 and kinds[-1] is not SegmentEventType.END:
+        problems.append(f"{segment_id}: events after END")
+    if finished and ends == 0:
+        problems.append(f"{segment_id}: never ENDed")
+    return problems
+
+
+def _payload_problems(segment_id: str, evs: list[SegmentEvent]) -> list[str]:
+    problems: list[str] = []
+    for e in evs:
+        if e.event_type is SegmentEventType.CONTENT:
+            if set(e.payload) != {"delta"} or not isinstance(e.payload["delta"], str):
+                problems.append(f"{segment_id}: CONTENT payload {dict(e.payload)!r}")
+        elif set(e.payload) != {"metadata"}:
+            problems.append(f"{segment_id}: {e.event_type} payload keys {sorted(e.payload)}")
     return problems
 
 

@@ -159,9 +159,9 @@ def test_fragmentation_does_not_change_the_segments(case) -> None:
 @PROPERTY_SETTINGS
 @given(responses_and_fragmentations())
 def test_segments_follow_the_specs_start_rule(case) -> None:
-    # Rule 1 + rule 2, computed from the logical response: consecutive text of one kind is one
-    # segment; a call with argument text STARTs (ending the open text segment) before any later
-    # text; a call with no argument text STARTs at the END of the stream.
+    # Rule 1 + rule 2 + the START rule, computed from the logical response: consecutive text of
+    # one kind is one segment; a call STARTs (ending the open text segment) once its arguments
+    # begin, a later call appears, or the stream ends.
     items, fragmented = case
     assert skeleton(_finish(fragmented).all_events) == expected_skeleton(items)
     assert skeleton(run_stream(unfragmented(items)).all_events) == expected_skeleton(items)

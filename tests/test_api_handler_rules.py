@@ -200,9 +200,9 @@ def test_rule2_name_sent_in_pieces_before_the_arguments_is_complete_in_start() -
     assert [(i.id, i.name, i.arguments) for i in run.invocations] == [("call_ab", "get_weather", {"city": "Paris"})]
 
 
-def test_rule2_name_pieces_interleaved_with_another_call_are_complete_in_start() -> None:
-    # Parallel calls may interleave (B02); a name sent in pieces before its arguments is still
-    # whole in START, even when another call's deltas arrive between the pieces.
+def test_rule2_a_name_still_growing_when_a_later_call_appears_starts_as_it_stands() -> None:
+    # The START rule: a call STARTs once its name can no longer grow, at the latest when a later
+    # call appears. A name piece that arrives after that point still reaches END and the invocation.
     run = run_stream(
         [
             tc(ToolCallDelta(0, "call_0", "get_", None)),
@@ -210,25 +210,27 @@ def test_rule2_name_pieces_interleaved_with_another_call_are_complete_in_start()
             tc(ToolCallDelta(0, None, "weather", '{"city": "Paris"}')),
         ]
     )
-    starts = {
-        e.payload["metadata"]["call_id"]: e.payload["metadata"]["tool_name"] for e in tool_events(run.all_events, START)
-    }
-    assert starts == {"call_0": "get_weather", "call_1": "read_file"}
-    assert sorted((i.id, i.name) for i in run.invocations) == [("call_0", "get_weather"), ("call_1", "read_file")]
+    starts = [
+        (e.payload["metadata"]["call_id"], e.payload["metadata"]["tool_name"])
+        for e in tool_events(run.all_events, START)
+    ]
+    assert starts == [("call_0", "get_"), ("call_1", "read_file")]
+    ends = [
+        (e.payload["metadata"]["call_id"], e.payload["metadata"]["tool_name"]) for e in tool_events(run.all_events, END)
+    ]
+    assert ends == [("call_0", "get_weather"), ("call_1", "read_file")]
+    assert [(i.id, i.name) for i in run.invocations] == [("call_0", "get_weather"), ("call_1", "read_file")]
 
 
-def test_rule2_start_is_not_emitted_before_the_arguments_begin_when_they_do_come() -> None:
-    # START "is emitted when the name is known and the arguments begin (or at the END, if no
-    # arguments come)": a call whose arguments arrive after a sibling's must not START earlier.
+def test_rule2_a_call_without_arguments_yet_starts_when_a_later_call_appears() -> None:
+    # START "is emitted once the name can no longer grow: its arguments began, a later call
+    # appeared, or the stream ended", so calls START in the order they appeared on the wire.
     handler = ApiToolCallStreamingResponseHandler()
     assert handler.feed(tc(ToolCallDelta(0, "call_0", "weather", None))) == []
     events = handler.feed(tc(ToolCallDelta(1, "call_1", "time", '{"tz":')))
-    assert [e.payload["metadata"]["tool_name"] for e in tool_events(events, START)] == ["time"]
+    assert [e.payload["metadata"]["tool_name"] for e in tool_events(events, START)] == ["weather", "time"]
     events = handler.feed(tc(ToolCallDelta(0, arguments_delta='{"city": "NYC"}')))
-    assert shape(events) == [
-        ("START", "TOOL_CALL", {"tool_name": "weather", "call_id": "call_0"}),
-        ("CONTENT", "TOOL_CALL", '{"city": "NYC"}'),
-    ]
+    assert shape(events) == [("CONTENT", "TOOL_CALL", '{"city": "NYC"}')]
 
 
 def test_rule2_arguments_before_the_name_are_held_and_released_after_start() -> None:
@@ -356,10 +358,10 @@ def test_rule3_tool_ends_only_at_finalize_even_when_the_prefix_parses() -> None:
     ]
 
 
-def test_rule3_ends_come_in_start_order() -> None:
+def test_rule3_starts_ends_and_invocations_come_in_wire_order() -> None:
     run = run_stream(
         [
-            tc(ToolCallDelta(0, "c0", "first_seen", None)),  # appears first, starts last
+            tc(ToolCallDelta(0, "c0", "first_seen", None)),  # appears first, its arguments come last
             tc(ToolCallDelta(2, "c2", "second", '{"n": 2')),
             tc(ToolCallDelta(1, "c1", "third", '{"n": 1}')),
             tc(ToolCallDelta(0, arguments_delta='{"n": 0}'), ToolCallDelta(2, arguments_delta="}")),
@@ -367,7 +369,7 @@ def test_rule3_ends_come_in_start_order() -> None:
     )
     starts = [e.payload["metadata"]["tool_name"] for e in tool_events(run.all_events, START)]
     ends = [e.payload["metadata"]["tool_name"] for e in tool_events(run.all_events, END)]
-    assert starts == ["second", "third", "first_seen"]
+    assert starts == ["first_seen", "second", "third"]
     assert ends == starts
     assert [i.name for i in run.invocations] == starts
 
@@ -548,26 +550,26 @@ def test_rule5_empty_string_id_before_the_real_one_is_not_an_id() -> None:
     assert "error" not in only_tool_end(run.all_events).payload["metadata"]
 
 
-def test_rule5_conflicting_id_is_a_protocol_error_never_a_silent_merge() -> None:
-    # A02/B01 wire repro: a second call reuses index 0 with a new id.
+def test_rule5_a_second_id_on_an_occupied_index_starts_a_new_call_never_a_silent_merge() -> None:
+    # A02/B01 wire repro: a second call reuses index 0 with a new id (servers that put every
+    # parallel call on index 0). B01's invariant: two segments, two calls.
     run = run_stream(
         [
             tc(ToolCallDelta(0, "call_a", "file_write", '{"filePath":"hello.py"}')),
             tc(ToolCallDelta(0, "call_b", "file_write", '{"filePath":"world.py"}')),
         ]
     )
-    assert run.invocations == []
-    end = only_tool_end(run.all_events)
-    metadata = end.payload["metadata"]
-    assert metadata["call_id"] == "call_a"  # keeps its first id
-    assert metadata.get("error"), dict(metadata)
-    assert "arguments" not in metadata
-    assert "raw_arguments" in metadata
+    assert [(i.id, i.name, dict(i.arguments)) for i in run.invocations] == [
+        ("call_a", "file_write", {"filePath": "hello.py"}),
+        ("call_b", "file_write", {"filePath": "world.py"}),
+    ]
+    assert len(tool_events(run.all_events, END)) == 2
     assert lifecycle_errors(run.all_events) == []
 
 
-def test_rule5_conflicting_id_on_a_continuation_fragment_is_an_error() -> None:
-    # B03 wire repro.
+def test_rule5_a_second_id_on_a_continuation_fragment_runs_nothing() -> None:
+    # B03 wire repro (an id that differs per chunk): read as a new call, the fragments are two
+    # broken calls (truncated arguments, a call without a name): both end with an error, nothing runs.
     run = run_stream(
         [
             tc(ToolCallDelta(0, "call_A", "ls", '{"p')),
@@ -575,9 +577,9 @@ def test_rule5_conflicting_id_on_a_continuation_fragment_is_an_error() -> None:
         ]
     )
     assert run.invocations == []
-    metadata = only_tool_end(run.all_events).payload["metadata"]
-    assert metadata["call_id"] == "call_A"
-    assert "error" in metadata and "arguments" not in metadata
+    ends = [e.payload["metadata"] for e in tool_events(run.all_events, END)]
+    assert [m["call_id"] for m in ends] == ["call_A", "call_B"]
+    assert all("error" in m and "arguments" not in m for m in ends)
 
 
 def test_rule5_restated_same_id_is_not_a_conflict() -> None:

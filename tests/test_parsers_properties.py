@@ -139,32 +139,46 @@ def xml_attr(value: str, quote: str) -> str:
     return text.replace(quote, "&quot;" if quote == '"' else "&apos;")
 
 
+class _XmlRenderer:
+    """Renders argument values as ``<arg>``/``<item>`` elements, drawing the spelling of each tag."""
+
+    def __init__(self, draw: st.DrawFn, sep: str, quote: str, escape_gt: bool) -> None:
+        self.draw = draw
+        self.sep = sep
+        self.quote = quote
+        self.escape_gt = escape_gt
+
+    def tag(self, word: str) -> str:
+        return self.draw(st.sampled_from([word, word.upper(), word.title()]))
+
+    def element(self, value: Any) -> str:
+        sep = self.sep
+        if isinstance(value, dict):
+            return sep + sep.join(self.arg(key, item) for key, item in value.items()) + sep
+        if isinstance(value, list):
+            return sep + sep.join(self.item(entry) for entry in value) + sep
+        return xml_text(value, self.escape_gt)
+
+    def arg(self, key: str, value: Any) -> str:
+        quote = self.quote
+        head = f"<{self.tag('arg')} {self.tag('name')}={quote}{xml_attr(key, quote)}{quote}"
+        if value == "" and self.draw(st.booleans()):
+            return head + "/>"
+        return f"{head}>{self.element(value)}</{self.tag('arg')}>"
+
+    def item(self, value: Any) -> str:
+        if value == "" and self.draw(st.booleans()):
+            return f"<{self.tag('item')}/>"
+        return f"<{self.tag('item')}>{self.element(value)}</{self.tag('item')}>"
+
+
 @st.composite
 def render_xml_call(draw: st.DrawFn, name: str, arguments: dict[str, Any]) -> str:
     sep = draw(st.sampled_from(["", "\n", "\n  ", " "]))
     quote = draw(st.sampled_from(['"', "'"]))
     escape_gt = draw(st.booleans())
-
-    def tag(word: str) -> str:
-        return draw(st.sampled_from([word, word.upper(), word.title()]))
-
-    def element(value: Any) -> str:
-        if isinstance(value, dict):
-            return sep + sep.join(arg(key, item) for key, item in value.items()) + sep
-        if isinstance(value, list):
-            return sep + sep.join(item(entry) for entry in value) + sep
-        return xml_text(value, escape_gt)
-
-    def arg(key: str, value: Any) -> str:
-        head = f"<{tag('arg')} {tag('name')}={quote}{xml_attr(key, quote)}{quote}"
-        if value == "" and draw(st.booleans()):
-            return head + "/>"
-        return f"{head}>{element(value)}</{tag('arg')}>"
-
-    def item(value: Any) -> str:
-        if value == "" and draw(st.booleans()):
-            return f"<{tag('item')}/>"
-        return f"<{tag('item')}>{element(value)}</{tag('item')}>"
+    render = _XmlRenderer(draw, sep, quote, escape_gt)
+    tag = render.tag
 
     space = draw(st.sampled_from([" ", "  ", "\n"]))
     opener = (
@@ -172,7 +186,7 @@ def render_xml_call(draw: st.DrawFn, name: str, arguments: dict[str, Any]) -> st
     )
     if not arguments and draw(st.booleans()):
         return opener + draw(st.sampled_from(["/>", " />"]))
-    body = sep.join(arg(key, value) for key, value in arguments.items())
+    body = sep.join(render.arg(key, value) for key, value in arguments.items())
     if draw(st.booleans()):
         body = f"<{tag('arguments')}>{sep}{body}{sep}</{tag('arguments')}>"
     return f"{opener}>{sep}{body}{sep}</{tag('tool')}>"

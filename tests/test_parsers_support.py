@@ -147,31 +147,31 @@ def lifecycle_errors(events: Sequence[SegmentEvent], *, finished: bool = True) -
     """START, CONTENT*, END for every segment; one text-like and one tool segment open at most."""
     errors: list[str] = []
     state: dict[str, str] = {}
-    open_text: str | None = None
-    open_tool: str | None = None
+    open_segment: dict[str, str | None] = {"text": None, "tool": None}  # by kind: the open segment's id
     for position, event in enumerate(events):
         sid = event.segment_id
-        is_tool = event.segment_type is SegmentType.TOOL_CALL
+        kind = "tool" if event.segment_type is SegmentType.TOOL_CALL else "text"
         if event.event_type is SegmentEventType.START:
-            if sid in state:
-                errors.append(f"event {position}: second START for {sid}")
+            errors += _start_errors(position, sid, kind, state, open_segment)
             state[sid] = "open"
-            if is_tool:
-                if open_tool is not None:
-                    errors.append(f"event {position}: tool {sid} starts while {open_tool} is open")
-                open_tool = sid
-            else:
-                if open_text is not None:
-                    errors.append(f"event {position}: text {sid} starts while {open_text} is open")
-                open_text = sid
+            open_segment[kind] = sid
         elif state.get(sid) != "open":
             errors.append(f"event {position}: {event.event_type.name} for {sid} which is {state.get(sid, 'unknown')}")
         elif event.event_type is SegmentEventType.END:
             state[sid] = "closed"
-            if is_tool:
-                open_tool = None
-            elif open_text == sid:
-                open_text = None
+            if kind == "tool" or open_segment[kind] == sid:
+                open_segment[kind] = None
     if finished:
         errors.extend(f"{sid} never ended" for sid, status in state.items() if status == "open")
+    return errors
+
+
+def _start_errors(
+    position: int, sid: str, kind: str, state: dict[str, str], open_segment: dict[str, str | None]
+) -> list[str]:
+    errors = []
+    if sid in state:
+        errors.append(f"event {position}: second START for {sid}")
+    if open_segment[kind] is not None:
+        errors.append(f"event {position}: {kind} {sid} starts while {open_segment[kind]} is open")
     return errors

@@ -31,7 +31,7 @@ def test_subclass_runs_one_test_per_check_and_skips_by_name(pytester: pytest.Pyt
     pytester.makepyfile(test_reference=REFERENCE_SUBCLASS)
     result = pytester.runpytest("-rs", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(CHECKS) - 1, skipped=1)
-    result.stdout.fnmatch_lines(["*reasoning_conserved: the handler does not declare reasoning support*"])
+    result.stdout.fnmatch_lines(["*reasoning_conserved: declared without reasoning (--no-reasoning)*"])
 
 
 def test_unmarked_override_is_rejected(pytester: pytest.Pytester) -> None:

@@ -34,12 +34,15 @@ def test_saved_failures_rerun_against_broken_and_fixed_handlers(
     )
     files = sorted(saved.glob("*.json"))
     assert any(f.name.startswith("invalid_arguments_flagged__") for f in files), files
-    capsys.readouterr()
-    # The broken handler still fails on exactly the saved chunks ...
-    assert main(["rerun", str(saved), "--handler", SEED_HANDLER, "--no-reasoning"]) == 1
-    assert "invalid_arguments_flagged" in capsys.readouterr().out
-    # ... and a correct one passes them: they are now regression scenarios.
-    assert main(["rerun", str(saved)]) == 0
+    printed = capsys.readouterr().out
+    # The printed re-run command is complete: it names the saved folder and nothing else ...
+    assert f"toolcall-conformance rerun {saved}" in printed
+    # ... and re-runs the same target (the files record it), which still fails on exactly the saved chunks ...
+    assert main(["rerun", str(saved)]) == 1
+    out = capsys.readouterr().out
+    assert "invalid_arguments_flagged" in out and f"--handler {SEED_HANDLER} --no-reasoning" in out
+    # ... while a correct handler passes them: they are now regression scenarios.
+    assert main(["rerun", str(saved), "--handler", "reference_impl:ApiToolCallStreamingResponseHandler"]) == 0
     report_path = tmp_path / "report.json"
     assert main(["run", "--profile", "dev", "--scenario-dir", str(saved), "--report-json", str(report_path)]) == 0
     # handler scenarios (built-in + saved) plus the converter suite's recordings

@@ -14,11 +14,21 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["EXIT_CONFORMANT", "EXIT_USAGE", "EXIT_VIOLATIONS", "UsageError", "load_factory", "load_formatter"]
+__all__ = [
+    "EXIT_CONFORMANT",
+    "EXIT_INTERRUPTED",
+    "EXIT_USAGE",
+    "EXIT_VIOLATIONS",
+    "UsageError",
+    "import_attribute",
+    "load_factory",
+    "load_formatter",
+]
 
 EXIT_CONFORMANT = 0
 EXIT_VIOLATIONS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # the shell's code for a run ended by Ctrl-C
 
 
 class UsageError(Exception):
@@ -38,6 +48,10 @@ def import_attribute(spec: str, option: str, example: str, shape: str) -> Any:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise UsageError(f"cannot import module {module_name!r} from {option} {spec!r}: {error}") from error
+    except Exception as error:
+        raise UsageError(
+            f"importing module {module_name!r} from {option} {spec!r} raised {type(error).__name__}: {error}"
+        ) from error
     target: Any = module
     for part in attribute.split("."):
         try:

@@ -1,4 +1,8 @@
-"""``toolcall-conformance rerun``: saved counterexamples replayed exactly as saved."""
+"""``toolcall-conformance rerun``: saved counterexamples replayed exactly as saved, against the same target.
+
+Without ``--handler`` / ``--accumulator`` the target is the one the files were saved from (they
+record its spec, capabilities and adapter); with one, the files run against that target instead.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +11,10 @@ import logging
 from pathlib import Path
 from typing import Any
 
-import reference_impl
-from conformance.cli.common import (
-    EXIT_CONFORMANT,
-    EXIT_VIOLATIONS,
-    UsageError,
-    load_factory,
-)
-from conformance.handler import Capabilities, run_conformance
+from conformance.cli.common import EXIT_CONFORMANT, EXIT_VIOLATIONS, UsageError
+from conformance.cli.targets import add_capability_options, handler_target, resolve_target
+from conformance.handler import TargetError, run_conformance
+from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, load_target
 from conformance.report import render_terminal
 from conformance.verdict import Profile
 
@@ -25,39 +25,57 @@ def add_parser(commands: Any) -> None:
     """Declare the ``rerun`` subcommand and its options."""
     parser = commands.add_parser(
         "rerun",
-        help="re-run saved counterexample scenarios against a handler",
-        description="Replay saved scenario files (from run --save-failures) exactly as saved, with every check.",
+        help="re-run saved counterexample scenarios (by default against the target they were saved from)",
+        description=(
+            "Replay saved scenario files (from run --save-failures) exactly as saved, with every check. Without "
+            "--handler or --accumulator, against the target the files name."
+        ),
     )
     parser.add_argument("paths", type=Path, nargs="+", metavar="FILE_OR_DIR")
-    parser.add_argument("--handler", metavar="MODULE:FACTORY", help="default: the reference handler")
-    parser.add_argument("--no-reasoning", action="store_true", help="the handler does not support chunk.reasoning")
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--handler", metavar="MODULE:FACTORY", help="run the files against this handler instead")
+    target.add_argument(
+        "--accumulator", metavar="MODULE:FACTORY", help="run the files against this accumulator instead"
+    )
+    add_capability_options(parser)
     parser.set_defaults(command_main=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.handler.scenario_files import ScenarioFileError, load_scenarios
-
+    """Re-run the saved scenarios; exit 0 when every check passes on them."""
     missing = [str(p) for p in args.paths if not p.exists()]
     if missing:
         raise UsageError(f"no such file or directory: {', '.join(missing)}")
     try:
         scenarios = load_scenarios(args.paths)
+        saved = load_target(args.paths)
     except ScenarioFileError as error:
         raise UsageError(str(error)) from error
     if not scenarios:
-        raise UsageError("no scenario files (*.json) found")
-    factory = load_factory(args.handler) if args.handler else reference_impl.ApiToolCallStreamingResponseHandler
+        raise UsageError(f"no scenario files (*.json) under {', '.join(map(str, args.paths))}")
+    if args.handler or args.accumulator:
+        kind = "handler" if args.handler else "accumulator"
+        target = resolve_target(args.handler or args.accumulator, kind, args)
+    elif saved is not None:
+        target = handler_target(saved, deadline=args.deadline or None)
+    else:
+        target = resolve_target(None, "handler", args)
     logging.disable(logging.CRITICAL)
     try:
-        # Exactly the saved chunks: no re-fragmentation, so the counterexample is what runs.
+        # Exactly the saved chunks: no re-fragmentation, no generated streams.
         report = run_conformance(
-            factory,
-            capabilities=Capabilities(reasoning=not args.no_reasoning),
+            target.factory,
+            capabilities=target.capabilities,
             profile=Profile("rerun", 0),
             scenarios=scenarios,
-            target=args.handler or "reference implementation",
+            adapter=target.adapter,
+            target=target.spec,
+            deadline=target.deadline,
         )
+    except TargetError as error:
+        raise UsageError(f"cannot run {target.spec}: {error}") from error
     finally:
         logging.disable(logging.NOTSET)
+    print(f"re-running {len(scenarios)} saved scenario(s) against {target.command_line()}")
     print(render_terminal(report))
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS

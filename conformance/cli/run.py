@@ -1,9 +1,18 @@
-"""``toolcall-conformance run``: the checks against a handler, converter or formatter (default: the reference)."""
+"""``toolcall-conformance run``: the checks against a handler, accumulator, converter or formatter.
+
+Without a target: the whole reference implementation (the API handler, the three text parsers,
+the converters and the round-trip formatter). Everything the run will write is validated before
+it starts, so a mistyped path fails in a second, not after the search.
+"""
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -11,15 +20,18 @@ from typing import Any
 import reference_impl
 from conformance.cli.common import (
     EXIT_CONFORMANT,
+    EXIT_INTERRUPTED,
     EXIT_VIOLATIONS,
     UsageError,
     load_factory,
     load_formatter,
 )
-from conformance.handler import Capabilities, run_conformance
+from conformance.cli.targets import HandlerTarget, add_capability_options, resolve_target
+from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
+from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, save_scenario
 from conformance.report import render_terminal, write_json, write_junit
-from conformance.verdict import PROFILES, Report, merge_reports
-from conformance.wire import WIRE_APIS
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports
+from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
 __all__ = ["add_parser", "run"]
@@ -29,19 +41,26 @@ def add_parser(commands: Any) -> None:
     """Declare the ``run`` subcommand and its options."""
     parser = commands.add_parser(
         "run",
-        help="parser the conformance checks (default target: the reference implementation)",
+        help="run the conformance checks (default target: the reference implementation)",
         description=(
-            "Run every contract check against a handler (built-in scenarios re-fragmented by hypothesis), a "
-            "converter (recordings replayed through the real SDKs) or a round-trip formatter (follow-up requests "
-            "sent through the real SDKs, offline). Without a target: the whole reference implementation."
+            "Run every contract check against a handler or final-result accumulator (built-in scenarios as written "
+            "and re-fragmented, then streams generated from the whole input space), a converter (recordings "
+            "replayed through the real SDKs) or a round-trip formatter (follow-up requests sent through the real "
+            "SDKs, offline). Without a target: the whole reference implementation."
         ),
+        epilog="Exit codes: 0 conformant, 1 violations found, 2 the suite could not run, 130 interrupted.",
     )
     target = parser.add_mutually_exclusive_group()
     target.add_argument("--handler", metavar="MODULE:FACTORY", help="a callable returning a fresh seed-shaped handler")
     target.add_argument(
+        "--accumulator",
+        metavar="MODULE:FACTORY",
+        help="a callable returning a fresh final-result object with add(chunk) and result() (no events)",
+    )
+    target.add_argument(
         "--converter",
         metavar="MODULE:FACTORY",
-        help="a callable taking the wire API name and returning a fresh converter (see reference_impl.converters)",
+        help="a callable taking the wire API name (and converter options) and returning a fresh converter",
     )
     target.add_argument(
         "--formatter",
@@ -68,16 +87,7 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--profile", choices=sorted(PROFILES), default="ci", help="how hard to search (default: ci)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed; the same seed reproduces a run")
-    parser.add_argument("--no-reasoning", action="store_true", help="the handler does not support chunk.reasoning")
-    parser.add_argument("--no-stream-errors", action="store_true", help="the handler ignores ChunkResponse.error")
-    parser.add_argument(
-        "--text-format",
-        choices=["xml", "json", "sentinel"],
-        help="the handler parses tool calls embedded in text in this format (checked on text scenarios)",
-    )
-    parser.add_argument(
-        "--text-lag", type=int, metavar="N", help="with --text-format: the most text characters the handler holds back"
-    )
+    add_capability_options(parser)
     parser.add_argument(
         "--show-handler-logs",
         action="store_true",
@@ -95,183 +105,272 @@ def add_parser(commands: Any) -> None:
         "--save-failures",
         type=Path,
         metavar="DIR",
-        help="write each failing check's minimal counterexample to DIR as a scenario file",
+        help="write each failing check's minimal counterexample to DIR as a scenario file (with its target)",
+    )
+    parser.add_argument(
+        "--all-counterexamples",
+        action="store_true",
+        help=f"show every distinct failure of a check (default: the first {DEFAULT_COUNTEREXAMPLES})",
     )
     parser.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
     parser.set_defaults(command_main=run)
 
 
-def run(args: argparse.Namespace) -> int:
-    from conformance.converter import run_converter_conformance
-    from conformance.wire.cases import bundled_cassette_dir
+# -- validation before anything runs -------------------------------------------------------------
 
+
+def _writable_file(path: Path | None, option: str) -> None:
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a directory; give a file path")
+    parent = path.parent if str(path.parent) else Path()
+    if not parent.is_dir():
+        raise UsageError(f"{option} {path}: the folder {parent} does not exist")
+    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise UsageError(f"{option} {path}: not writable")
+
+
+def _writable_dir(path: Path | None, option: str) -> None:
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a directory")
+    existing = next((p for p in (path, *path.parents) if p.exists()), Path())
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{option} {path}: {existing} is not writable")
+
+
+def _validate(args: argparse.Namespace) -> None:
     if args.format and not args.converter:
         raise UsageError("--format goes with --converter")
-    if args.followup_targets and not args.formatter:
-        raise UsageError("--target goes with --formatter")
-    if args.formatter:
-        _reject_handler_options(args, "--formatter")
     if args.converter and not args.format:
         raise UsageError("--converter needs --format (one of " + ", ".join(WIRE_APIS) + ")")
+    if args.followup_targets and not args.formatter:
+        raise UsageError("--target goes with --formatter")
     for directory in args.cassette_dir:
         if not directory.is_dir():
             raise UsageError(f"--cassette-dir {directory}: no such directory")
-    capabilities = Capabilities(
-        reasoning=not args.no_reasoning,
-        stream_errors=not args.no_stream_errors,
-        text_format=args.text_format,
-        text_lag_chars=args.text_lag if args.text_format else 0,
-    )
-    if not args.show_handler_logs:
-        logging.disable(logging.CRITICAL)
-    reports: list[Report] = []
-    try:
-        if args.formatter:
-            from conformance.roundtrip import run_roundtrip_conformance
-
-            formatter = load_formatter(args.formatter)
-            reports.append(
-                run_roundtrip_conformance(
-                    formatter,
-                    targets=args.followup_targets,
-                    profile=args.profile,
-                    seed=args.seed,
-                    target_label=args.formatter,
-                )
-            )
-        elif args.converter:
-            converter_factory = load_factory(args.converter, "--converter")
-            reports.append(
-                run_converter_conformance(
-                    lambda _api, **options: converter_factory(**options),
-                    [bundled_cassette_dir(), *args.cassette_dir],
-                    profile=args.profile,
-                    seed=args.seed,
-                    target=args.converter,
-                    apis=[args.format],
-                )
-            )
-        else:
-            if args.handler:
-                factory, target = load_factory(args.handler), args.handler
-            else:
-                factory = reference_impl.ApiToolCallStreamingResponseHandler
-                target = "ApiToolCallStreamingResponseHandler"
-            from conformance.handler.scenario_files import ScenarioFileError, load_scenarios
-            from conformance.handler.scenarios import BUILTIN_SCENARIOS
-            from conformance.handler.text_scenarios import text_scenarios
-
-            try:
-                saved = load_scenarios(args.scenario_dir)
-            except ScenarioFileError as error:
-                raise UsageError(str(error)) from error
-            builtin = text_scenarios(args.text_format) if args.text_format else BUILTIN_SCENARIOS
-            reports.append(
-                run_conformance(
-                    factory,
-                    capabilities=capabilities,
-                    profile=args.profile,
-                    seed=args.seed,
-                    target=target,
-                    scenarios=[*builtin, *saved],
-                )
-            )
-            if not args.handler:
-                reports += _reference_text_parsers(args)
-            if not args.handler:
-                from reference_impl.converters import converter_for
-
-                reports.append(
-                    run_converter_conformance(
-                        converter_for,
-                        [bundled_cassette_dir(), *args.cassette_dir],
-                        profile=args.profile,
-                        seed=args.seed,
-                        target="converters (openai-chat, openai-responses, anthropic, gemini)",
-                    )
-                )
-                reports.append(_reference_formatter(args))
-    finally:
-        logging.disable(logging.NOTSET)
-    report = merge_reports(
-        reports,
-        args.formatter
-        or args.handler
-        or args.converter
-        or "the reference implementation (API handler, 3 text parsers, 4 converters, round-trip formatter)",
-    )
-    print(render_terminal(report))
-    if args.save_failures:
-        _save_failures(report, args.save_failures)
-    if args.report_json:
-        write_json(report, args.report_json)
-    if args.junit_xml:
-        write_junit(report, args.junit_xml)
-    return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+    for directory in args.scenario_dir:
+        if not directory.exists():
+            raise UsageError(f"--scenario-dir {directory}: no such file or directory")
+    if args.formatter or args.converter:
+        _refuse_handler_options(args, "--formatter" if args.formatter else "--converter")
+    _writable_file(args.report_json, "--report-json")
+    _writable_file(args.junit_xml, "--junit-xml")
+    _writable_dir(args.save_failures, "--save-failures")
 
 
-def _reject_handler_options(args: argparse.Namespace, option: str) -> None:
-    """Options about handler or converter runs that would be silently ignored with ``option``."""
-    given = [
+def _refuse_handler_options(args: argparse.Namespace, option: str) -> None:
+    """Options about handler runs that would be silently ignored with ``option``."""
+    from conformance.handler import CAPABILITY_OPTIONS, DEFAULT_DEADLINE_SECONDS
+
+    given = [o.flag for o in CAPABILITY_OPTIONS if getattr(args, o.field)]
+    given += [
         flag
         for flag, value in (
-            ("--cassette-dir", args.cassette_dir),
             ("--scenario-dir", args.scenario_dir),
             ("--save-failures", args.save_failures),
             ("--text-format", args.text_format),
             ("--text-lag", args.text_lag is not None),
-            ("--no-reasoning", args.no_reasoning),
-            ("--no-stream-errors", args.no_stream_errors),
+            ("--adapter", args.adapter),
+            ("--deadline", args.deadline != DEFAULT_DEADLINE_SECONDS),
+            ("--cassette-dir", option == "--formatter" and args.cassette_dir),
         )
         if value
     ]
     if given:
-        raise UsageError(f"not used with {option}: {', '.join(given)} (they configure handler and converter runs)")
+        raise UsageError(f"not used with {option}: {', '.join(given)} (they configure handler runs)")
 
 
-def _reference_formatter(args: argparse.Namespace) -> Any:
-    """The round-trip checks against ``reference_impl.followup.ReferenceFormatter``, on every target."""
-    from conformance.roundtrip import run_roundtrip_conformance
-    from reference_impl.followup import ReferenceFormatter
+# -- running -----------------------------------------------------------------------------------
 
-    return run_roundtrip_conformance(
-        ReferenceFormatter(),
+
+@contextmanager
+def _quiet(show_logs: bool) -> Iterator[None]:
+    """Silence the target's own logging (it runs thousands of times) unless asked not to."""
+    if not show_logs:
+        logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _progress(label: str) -> Callable[[str], None] | None:
+    """A one-line progress display on an interactive stderr (nothing in CI logs)."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(step: str) -> None:
+        sys.stderr.write(f"\r\033[K{label}: {step}"[:200])
+        sys.stderr.flush()
+
+    return show
+
+
+def _clear_progress() -> None:
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+
+
+def _run_handler(args: argparse.Namespace, target: HandlerTarget) -> Report:
+    try:
+        saved = load_scenarios(args.scenario_dir)
+    except ScenarioFileError as error:
+        raise UsageError(str(error)) from error
+    if args.scenario_dir and not saved:
+        raise UsageError(f"--scenario-dir {', '.join(map(str, args.scenario_dir))}: no scenario files (*.json) found")
+    try:
+        report = run_conformance(
+            target.factory,
+            capabilities=target.capabilities,
+            profile=args.profile,
+            seed=args.seed,
+            extra_scenarios=saved,
+            adapter=target.adapter,
+            target=target.spec,
+            on_progress=_progress(target.spec),
+            deadline=target.deadline,
+            keep_counterexamples=None if args.all_counterexamples else DEFAULT_COUNTEREXAMPLES,
+        )
+    except TargetError as error:
+        raise UsageError(f"cannot run {target.spec}: {error}") from error
+    report.target_spec = {**target.saved(), **report.target_spec}
+    return report
+
+
+def _run_converter(args: argparse.Namespace) -> Report:
+    from conformance.converter import run_converter_conformance
+
+    factory = load_factory(args.converter, "--converter")
+    return run_converter_conformance(
+        factory,
+        [bundled_cassette_dir(), *args.cassette_dir],
         profile=args.profile,
         seed=args.seed,
-        target_label=f"round-trip ReferenceFormatter ({', '.join(FOLLOWUP_TARGETS)})",
+        target=args.converter,
+        apis=[args.format],
     )
 
 
-def _reference_text_parsers(args: argparse.Namespace) -> list[Any]:
-    """The reference ParsingStreamingResponseHandler, once per text format."""
+def _run_formatter(args: argparse.Namespace) -> Report:
+    from conformance.roundtrip import run_roundtrip_conformance
 
-    from conformance.handler.text_scenarios import text_scenarios
-    from conformance.turns.text_formats import TEXT_FORMATS
+    return run_roundtrip_conformance(
+        load_formatter(args.formatter),
+        targets=args.followup_targets,
+        profile=args.profile,
+        seed=args.seed,
+        target_label=args.formatter,
+    )
 
-    reports = []
+
+def _run_reference(args: argparse.Namespace) -> list[Report]:
+    """The whole reference implementation: API handler, text parsers, converters, formatter."""
+    from conformance.converter import run_converter_conformance
+    from conformance.roundtrip import run_roundtrip_conformance
+    from conformance.turns import TEXT_FORMATS
+    from reference_impl.converters import CONVERTERS, converter_for
+    from reference_impl.followup import ReferenceFormatter
+
+    reports = [_run_handler(args, resolve_target(None, "handler", args))]
     for fmt in TEXT_FORMATS:
-        factory = partial(reference_impl.ParsingStreamingResponseHandler, fmt)
         lag = reference_impl.ParsingStreamingResponseHandler(fmt).max_holdback_chars
         reports.append(
             run_conformance(
-                factory,
+                partial(reference_impl.ParsingStreamingResponseHandler, fmt),
                 capabilities=Capabilities(text_format=fmt, text_lag_chars=lag),
                 profile=args.profile,
                 seed=args.seed,
                 target=f"ParsingStreamingResponseHandler({fmt!r})",
-                scenarios=text_scenarios(fmt),
+                on_progress=_progress(f"text parser {fmt}"),
             )
         )
+    reports.append(
+        run_converter_conformance(
+            converter_for,
+            [bundled_cassette_dir(), *args.cassette_dir],
+            profile=args.profile,
+            seed=args.seed,
+            target=f"converters ({', '.join(CONVERTERS)})",
+        )
+    )
+    reports.append(
+        run_roundtrip_conformance(
+            ReferenceFormatter(),
+            profile=args.profile,
+            seed=args.seed,
+            target_label=f"round-trip ReferenceFormatter ({', '.join(FOLLOWUP_TARGETS)})",
+        )
+    )
     return reports
 
 
-def _save_failures(report: Report, directory: Path) -> None:
-    from conformance.handler import Counterexample
-    from conformance.handler.scenario_files import save_scenario
+def _reports(args: argparse.Namespace) -> list[Report]:
+    if args.formatter:
+        return [_run_formatter(args)]
+    if args.converter:
+        return [_run_converter(args)]
+    if args.handler or args.accumulator:
+        kind = "handler" if args.handler else "accumulator"
+        return [_run_handler(args, resolve_target(args.handler or args.accumulator, kind, args))]
+    return _run_reference(args)
 
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks, print the report, write the requested files; the exit code says the verdict."""
+    _validate(args)
+    title = (
+        args.formatter
+        or args.handler
+        or args.accumulator
+        or args.converter
+        or "the reference implementation (API handler, 3 text parsers, converters, round-trip formatter)"
+    )
+    interrupted = False
+    with _quiet(args.show_handler_logs):
+        try:
+            reports = _reports(args)
+        except KeyboardInterrupt:
+            reports, interrupted = [], True
+        finally:
+            _clear_progress()
+    if not reports:
+        print("toolcall-conformance: interrupted before any target finished", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    specs = {r.target: r.target_spec for r in reports}
+    report = merge_reports(reports, title)
+    print(render_terminal(report))
+    if args.save_failures:
+        _save_failures(report, args.save_failures, specs)
+    if args.report_json:
+        write_json(report, args.report_json)
+    if args.junit_xml:
+        write_junit(report, args.junit_xml)
+    if interrupted or report.stopped.startswith("interrupted"):
+        return EXIT_INTERRUPTED
+    return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:
+    saved = []
     for result in report.by_status("failed"):
-        found = result.counterexample_input
-        if isinstance(found, Counterexample):
-            path = save_scenario(directory, found.scenario, found.chunks, check=result.check.id)
-            print(f"saved {result.check.id} counterexample: {path}  (re-run: toolcall-conformance rerun {path})")
+        for number, counterexample in enumerate(result.counterexamples):
+            found = counterexample.input
+            if isinstance(found, Counterexample):
+                suffix = f"-{number + 1}" if number else ""
+                saved.append(
+                    save_scenario(
+                        directory,
+                        found.scenario,
+                        found.chunks,
+                        check=result.check.id + suffix,
+                        target=specs.get(result.target) or None,
+                    )
+                )
+    for path in saved:
+        print(f"saved counterexample: {path}")
+    if saved:
+        print(f"re-run them against the same target: toolcall-conformance rerun {directory}")

@@ -1,45 +1,127 @@
-"""Run a handler over one chunk sequence and record everything observable about it (a ``Transcript``).
+"""Run a target over one chunk sequence and record everything observable about it (a ``Transcript``).
 
-The driver also probes the lifecycle contract on the unfragmented run: a second ``finalize()``,
-``feed()`` after finalize, copies returned by the getters, ``reset()`` equivalence and callbacks
-that raise. The checks in ``conformance.handler.checks`` judge what it recorded.
+A target is a seed-shaped handler (``HandlerTarget``: events, invocations, lifecycle, callbacks)
+or a final-result accumulator (``AccumulatorTarget``: ``add(chunk)`` then ``result()``). Both give
+the same ``Transcript`` shape, so the checks judge what applies to each. ``make_target`` checks a
+factory once, up front: a factory that raises, or returns something that is not a handler, is a
+``TargetError`` (the suite could not run, exit code 2), never a failing check.
+
+The user's code may raise anything, hang, or return what cannot be read; each is recorded as a
+finding in the transcript (``crash``, ``hung``, ``unreadable``), never propagated, except
+``KeyboardInterrupt`` (the user asked to stop).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Callable, Iterable
+import signal
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from types import FrameType
+from typing import Any, Protocol
 
+from conformance.handler.capabilities import Capabilities
 from conformance.handler.observe import (
     DuckTypedAdapter,
+    EventReader,
     HandlerAdapter,
     ObservationError,
     ObservedEvent,
     ObservedInvocation,
 )
+from conformance.wire.final import FinalResultError, read_final_result
 from reference_impl.types import ChunkResponse
 
-__all__ = ["HandlerFactory", "Transcript", "drive"]
+__all__ = [
+    "DEFAULT_DEADLINE_SECONDS",
+    "AccumulatorTarget",
+    "HandlerHung",
+    "HandlerTarget",
+    "ObservedCall",
+    "Target",
+    "TargetError",
+    "Transcript",
+    "drive",
+    "make_target",
+]
+
+# How long one run of a target over one scenario (probes included) may take before it is stopped
+# and reported as hung. The reference takes well under a millisecond per scenario.
+DEFAULT_DEADLINE_SECONDS = 10.0
+
+_LATE_CHUNK = ChunkResponse(content="late")
+
+
+class TargetError(Exception):
+    """The suite cannot run this target at all (its factory raises, or it is not a handler): exit code 2."""
+
+
+class HandlerHung(BaseException):
+    """Raised inside the target when its per-scenario deadline passes.
+
+    A ``BaseException`` so that a handler's own ``except Exception`` cannot swallow it.
+    """
+
+
+@dataclass(frozen=True)
+class ObservedCall:
+    """One tool call as the target finished it: from its tool segment's END, or from an accumulator's result."""
+
+    name: str | None
+    call_id: str | None
+    arguments: Any  # the parsed arguments; None when the call ended with an error
+    error: str | None
+    raw_arguments: str
+    segment_id: str | None = None
+    start_name: str | None = None
+    invocation: ObservedInvocation | None = None
+    ended: bool = True
+
+    @property
+    def ids(self) -> set[str]:
+        """Every id under which a consumer could find this call (END call_id, segment id, invocation id)."""
+        found = {self.call_id, self.segment_id, self.invocation.id if self.invocation else None}
+        return {value for value in found if value}
+
+    @property
+    def executed(self) -> bool:
+        """The call became an invocation (a handler) or came back with arguments (an accumulator)."""
+        return self.invocation is not None
+
+    def describe(self) -> str:
+        if self.arguments is not None:
+            body = json.dumps(self.arguments, ensure_ascii=False, default=repr)
+        else:
+            body = f"ERROR {self.error!r}" if self.error else "no END"
+        return f"{self.name}({body}) id={self.call_id!r}"
 
 
 @dataclass
 class Transcript:
-    """Everything observable about one run of a handler over one chunk sequence."""
+    """Everything observable about one run of a target over one chunk sequence."""
 
     chunks: list[ChunkResponse]
+    kind: str = "handler"  # or "accumulator"
+    fed: int = 0  # chunks fed before the run stopped (a chunk marked is_complete ends the stream)
     returned: list[list[ObservedEvent]] = field(default_factory=list)  # per feed(), then finalize()
     events: list[ObservedEvent] = field(default_factory=list)  # get_all_events() at the end
     callback_events: list[ObservedEvent] = field(default_factory=list)
     invocations: list[ObservedInvocation] = field(default_factory=list)
     callback_invocations: list[ObservedInvocation] = field(default_factory=list)
-    second_finalize: list[ObservedEvent] = field(default_factory=list)
-    feed_after_finalize_error: BaseException | None = None
+    calls: list[ObservedCall] = field(default_factory=list)
+    text: str | None = None  # an accumulator's final text (handlers: from the events)
+    reasoning: str | None = None
     crash: BaseException | None = None
+    crashed_at: int | None = None  # index of the chunk whose feed() raised; len(chunks) for finalize()
+    hung: bool = False
+    unreadable: str | None = None  # why an event or return value could not be read
     callbacks_supported: bool = True
     # Filled only when the run was probed (the unfragmented scenario run, not every re-fragmentation).
     probed: bool = False
+    second_finalize: list[ObservedEvent] = field(default_factory=list)
+    feed_after_finalize_error: BaseException | None = None
     copy_leaks: list[str] = field(default_factory=list)
     reset_problems: list[str] = field(default_factory=list)
     callback_isolation_problems: list[str] = field(default_factory=list)
@@ -48,154 +130,499 @@ class Transcript:
     def returned_flat(self) -> list[ObservedEvent]:
         return [event for batch in self.returned for event in batch]
 
+    @property
+    def completed(self) -> bool:
+        """The run reached the end: no crash, no hang, everything readable."""
+        return self.crash is None and not self.hung and self.unreadable is None
 
-HandlerFactory = Callable[..., Any]
+    @property
+    def raised_at_stream_error(self) -> bool:
+        """The target raised on the chunk that reported an abnormal end, or in finalize() after it.
+
+        Surfacing an in-band error as an exception is conformant (rule R13) when nothing ran.
+        """
+        if self.crash is None or self.crashed_at is None:
+            return False
+        error_at = next((i for i, chunk in enumerate(self.chunks) if chunk.error is not None), None)
+        return error_at is not None and self.crashed_at >= error_at
 
 
-def _construct(
-    factory: HandlerFactory, on_event: Callable[[Any], None], on_invocation: Callable[[Any], None]
-) -> tuple[Any, bool]:
-    try:
-        return factory(on_segment_event=on_event, on_tool_invocation=on_invocation), True
-    except TypeError:
-        # A factory that takes no callbacks is allowed; the callback checks are then skipped.
-        return factory(), False
+class Target(Protocol):
+    """Something the suite can run over a chunk sequence."""
+
+    kind: str
+    label: str
+    capabilities: Capabilities
+
+    def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript: ...
 
 
-def drive(
-    factory: HandlerFactory,
-    chunks: Iterable[ChunkResponse],
-    adapter: HandlerAdapter | None = None,
-    *,
-    probe_contract: bool = True,
-) -> Transcript:
-    """Run a fresh handler over ``chunks`` and record a ``Transcript``.
-
-    With ``probe_contract`` the driver also calls ``finalize()`` a second time and ``feed()`` after
-    finalize, recording what happened (the lifecycle checks judge it). Exceptions raised by the
-    handler while streaming are recorded in ``crash`` rather than propagated.
-    """
-    adapter = adapter or DuckTypedAdapter()
-    transcript = Transcript(chunks=list(chunks))
-    raw_callback_events: list[Any] = []
-    raw_callback_invocations: list[Any] = []
-    handler, transcript.callbacks_supported = _construct(
-        factory, raw_callback_events.append, raw_callback_invocations.append
+@contextlib.contextmanager
+def _deadline(seconds: float | None) -> Iterator[None]:
+    """Raise ``HandlerHung`` inside the running code after ``seconds`` (main thread, POSIX only)."""
+    usable = (
+        seconds is not None
+        and seconds > 0
+        and hasattr(signal, "setitimer")
+        and threading.current_thread() is threading.main_thread()
     )
+    if not usable:
+        yield
+        return
+
+    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
+        raise HandlerHung(f"the target did not finish within {seconds} s")
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, float(seconds or 0))
     try:
-        for chunk in transcript.chunks:
-            transcript.returned.append(
-                [adapter.observe_event(e) for e in handler.feed(adapter.to_handler_chunk(chunk))]
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _describe(obj: object) -> str:
+    module = getattr(obj, "__module__", None)
+    qualname = getattr(obj, "__qualname__", None)
+    if isinstance(module, str) and isinstance(qualname, str):
+        return f"{module}:{qualname}"
+    return repr(obj)
+
+
+def _rejects_keywords(error: TypeError) -> bool:
+    text = str(error)
+    return "unexpected keyword argument" in text or "takes no arguments" in text or "positional argument" in text
+
+
+# -- handlers ----------------------------------------------------------------------------------
+
+
+_HANDLER_METHODS = ("feed", "finalize", "get_all_events", "get_all_invocations")
+
+
+class HandlerTarget:
+    """A seed-shaped handler made fresh for every run by ``factory``."""
+
+    kind = "handler"
+
+    def __init__(
+        self,
+        factory: Callable[..., Any],
+        capabilities: Capabilities,
+        adapter: HandlerAdapter | None = None,
+        *,
+        label: str = "",
+        deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+    ) -> None:
+        self.factory = factory
+        self.capabilities = capabilities
+        self.adapter = adapter or DuckTypedAdapter()
+        self.label = label or _describe(factory)
+        self.deadline = deadline
+        self.callbacks_supported = capabilities.callbacks
+        self.callbacks_refused = ""
+
+    def check_factory(self) -> None:
+        """Build one handler up front; say exactly why the suite cannot run this target, if it cannot."""
+        handler: Any = None
+        if self.capabilities.callbacks:
+            try:
+                handler = self.factory(on_segment_event=lambda _e: None, on_tool_invocation=lambda _i: None)
+            except TypeError as error:
+                if not _rejects_keywords(error):
+                    raise TargetError(f"{self.label} raised TypeError when called: {error}") from error
+                self.callbacks_supported = False
+                self.callbacks_refused = f"the factory does not accept on_segment_event / on_tool_invocation ({error})"
+            except Exception as error:
+                raise TargetError(f"{self.label} raised {type(error).__name__} when called: {error}") from error
+        if handler is None:
+            try:
+                handler = self.factory()
+            except Exception as error:
+                raise TargetError(f"{self.label} raised {type(error).__name__} when called: {error}") from error
+        missing = [name for name in _HANDLER_METHODS if not callable(getattr(handler, name, None))]
+        if self.capabilities.lifecycle and not callable(getattr(handler, "reset", None)):
+            missing.append("reset (or declare --no-lifecycle)")
+        if missing:
+            raise TargetError(
+                f"{self.label} returned a {type(handler).__name__}, which is not a handler: it has no "
+                + ", ".join(missing)
+                + " (a final-result object with add()/result() is checked with --accumulator)"
             )
-            if chunk.is_complete:
-                break
-        transcript.returned.append([adapter.observe_event(e) for e in handler.finalize()])
-    except ObservationError:
-        raise
-    except Exception as error:  # the handler crashed: that is a finding, not a suite error
-        transcript.crash = error
-    transcript.events = [adapter.observe_event(e) for e in handler.get_all_events()]
-    transcript.invocations = [adapter.observe_invocation(i) for i in handler.get_all_invocations()]
-    transcript.callback_events = [adapter.observe_event(e) for e in raw_callback_events]
-    transcript.callback_invocations = [adapter.observe_invocation(i) for i in raw_callback_invocations]
-    if probe_contract and transcript.crash is None:
-        transcript.probed = True
+
+    def _build(self, on_event: Callable[[Any], None], on_invocation: Callable[[Any], None]) -> Any:
+        if self.callbacks_supported:
+            return self.factory(on_segment_event=on_event, on_tool_invocation=on_invocation)
+        return self.factory()
+
+    def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript:
+        """Run a fresh handler over ``chunks``; with ``probe``, also the lifecycle and callback probes."""
+        transcript = Transcript(chunks=list(chunks), callbacks_supported=self.callbacks_supported)
+        with _deadline(self.deadline):
+            try:
+                handler = self._stream(transcript)
+                if handler is not None and probe and transcript.completed:
+                    self._probe(handler, transcript)
+            except HandlerHung:
+                transcript.hung = True
+        return transcript
+
+    def _stream(self, transcript: Transcript) -> Any:
+        raw_events: list[Any] = []
+        raw_invocations: list[Any] = []
+        handler = self._build(raw_events.append, raw_invocations.append)
+        returned_reader = EventReader(self.adapter)
         try:
-            transcript.second_finalize = [adapter.observe_event(e) for e in handler.finalize()]
+            for position, chunk in enumerate(transcript.chunks):
+                transcript.crashed_at = position
+                transcript.returned.append(
+                    returned_reader.read(handler.feed(self.adapter.to_handler_chunk(chunk)), "feed()")
+                )
+                transcript.fed = position + 1
+                if chunk.is_complete:
+                    break
+            transcript.crashed_at = len(transcript.chunks)
+            transcript.returned.append(returned_reader.read(handler.finalize(), "finalize()"))
+            transcript.crashed_at = None
+        except ObservationError as error:
+            transcript.unreadable = str(error)
+            return None
         except Exception as error:
             transcript.crash = error
         try:
-            handler.feed(adapter.to_handler_chunk(ChunkResponse(content="late")))
+            transcript.events = EventReader(self.adapter).read(handler.get_all_events(), "get_all_events()")
+            transcript.callback_events = EventReader(self.adapter).read(raw_events, "the on_segment_event callback")
+            transcript.invocations = [self.adapter.observe_invocation(i) for i in handler.get_all_invocations()]
+            transcript.callback_invocations = [self.adapter.observe_invocation(i) for i in raw_invocations]
+        except ObservationError as error:
+            transcript.unreadable = str(error)
+            return None
         except Exception as error:
-            transcript.feed_after_finalize_error = error
-        transcript.copy_leaks = _probe_copies(handler)
-        transcript.reset_problems = _probe_reset(handler, transcript, adapter)
-        if transcript.callbacks_supported:
-            transcript.callback_isolation_problems = _probe_raising_callbacks(factory, transcript, adapter)
-    return transcript
+            transcript.crash = transcript.crash or error
+            return None
+        transcript.calls = calls_from_events(transcript.events, transcript.invocations)
+        return handler
 
+    def _probe(self, handler: Any, transcript: Transcript) -> None:
+        if self.capabilities.lifecycle:
+            transcript.probed = True
+            try:
+                transcript.second_finalize = EventReader(self.adapter).read(handler.finalize(), "a second finalize()")
+            except ObservationError as error:
+                transcript.unreadable = str(error)
+                return
+            except Exception as error:
+                transcript.crash = error
+                return
+            try:
+                handler.feed(self.adapter.to_handler_chunk(_LATE_CHUNK))
+            except Exception as error:
+                transcript.feed_after_finalize_error = error
+            transcript.copy_leaks = _probe_copies(handler)
+            transcript.reset_problems = self._probe_reset(handler, transcript)
+        if self.callbacks_supported:
+            transcript.probed = True
+            transcript.callback_isolation_problems = self._probe_raising_callbacks(transcript)
 
-def _shape(events: list[ObservedEvent]) -> list[tuple[Any, ...]]:
-    """Events with segment ids replaced by their order of appearance (ids differ between runs)."""
-    order: dict[str, int] = {}
-    shaped = []
-    for event in events:
-        number = order.setdefault(event.segment_id, len(order))
-        metadata = json.dumps(event.metadata, sort_keys=True, default=repr)
-        shaped.append((event.kind, number, event.segment_type, metadata, event.delta))
-    return shaped
+    def _rerun(
+        self, handler: Any, chunks: Sequence[ChunkResponse]
+    ) -> tuple[list[ObservedEvent], list[ObservedInvocation]]:
+        for chunk in chunks:
+            handler.feed(self.adapter.to_handler_chunk(chunk))
+            if chunk.is_complete:
+                break
+        handler.finalize()
+        events = EventReader(self.adapter).read(handler.get_all_events(), "get_all_events()")
+        invocations = [self.adapter.observe_invocation(i) for i in handler.get_all_invocations()]
+        return events, invocations
+
+    def _probe_reset(self, handler: Any, transcript: Transcript) -> list[str]:
+        """After reset() the handler must behave like a new one; ids it generates may differ."""
+        try:
+            handler.reset()
+            events, invocations = self._rerun(handler, transcript.chunks)
+        except Exception as error:
+            return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
+        provider_ids = _provider_ids(transcript.chunks)
+        problems = []
+        if _canonical(events, invocations, provider_ids) != _canonical(
+            transcript.events, transcript.invocations, provider_ids
+        ):
+            problems.append(
+                f"after reset() the same stream gave {len(events)} events and {len(invocations)} invocations, "
+                f"a fresh handler gave {len(transcript.events)} and {len(transcript.invocations)}"
+            )
+        return problems
+
+    def _probe_raising_callbacks(self, transcript: Transcript) -> list[str]:
+        """Callbacks that raise must not change what the handler records or returns."""
+
+        def explode(_item: Any) -> None:
+            raise RuntimeError("callback failure injected by toolcall-conformance")
+
+        try:
+            handler = self.factory(on_segment_event=explode, on_tool_invocation=explode)
+            events, invocations = self._rerun(handler, transcript.chunks)
+        except Exception as error:
+            return [
+                "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
+                f"{type(error).__name__}: {error}"
+            ]
+        provider_ids = _provider_ids(transcript.chunks)
+        if _canonical(events, invocations, provider_ids) != _canonical(
+            transcript.events, transcript.invocations, provider_ids
+        ):
+            return [
+                f"with raising callbacks the handler recorded {len(events)} events and {len(invocations)} "
+                f"invocations instead of {len(transcript.events)} and {len(transcript.invocations)}"
+            ]
+        return []
 
 
 def _probe_copies(handler: Any) -> list[str]:
     leaks = []
     for getter in ("get_all_events", "get_all_invocations"):
-        first = getattr(handler, getter)()
-        before = len(first)
-        if isinstance(first, list):
-            first.append(object())
-        if len(getattr(handler, getter)()) != before:
-            leaks.append(f"{getter}() returns the handler's own list: appending to it changed the handler")
+        try:
+            first = getattr(handler, getter)()
+            before = len(first)
+            if isinstance(first, list):
+                first.append(object())
+            if len(getattr(handler, getter)()) != before:
+                leaks.append(f"{getter}() returns the handler's own list: appending to it changed the handler")
+        except Exception as error:
+            leaks.append(f"{getter}() raised {type(error).__name__} when called twice: {error}")
     return leaks
 
 
-def _rerun(
-    handler: Any, chunks: list[ChunkResponse], adapter: HandlerAdapter
-) -> tuple[list[ObservedEvent], list[ObservedInvocation]]:
-    for chunk in chunks:
-        handler.feed(adapter.to_handler_chunk(chunk))
-        if chunk.is_complete:
-            break
-    handler.finalize()
-    events = [adapter.observe_event(e) for e in handler.get_all_events()]
-    invocations = [adapter.observe_invocation(i) for i in handler.get_all_invocations()]
-    return events, invocations
+def _provider_ids(chunks: Sequence[ChunkResponse]) -> set[str]:
+    return {delta.call_id for chunk in chunks for delta in chunk.tool_calls or () if delta.call_id}
 
 
-def _probe_reset(handler: Any, transcript: Transcript, adapter: HandlerAdapter) -> list[str]:
-    """After reset() the handler must behave exactly like a new one, with fresh segment ids."""
+def _canonical(
+    events: Sequence[ObservedEvent], invocations: Sequence[ObservedInvocation], provider_ids: set[str]
+) -> list[tuple[Any, ...]]:
+    """Events and invocations with every id the handler generated replaced by its order of appearance.
+
+    Provider ids stay as they are: reset equivalence (B07) is about behaviour, not about the
+    random or counted ids a handler mints (segment ids, ids for calls that had none).
+    """
+    generated: dict[str, str] = {}
+
+    def name(value: str) -> str:
+        return generated.setdefault(value, f"#{len(generated)}")
+
+    for event in events:
+        name(event.segment_id)
+    for invocation in invocations:
+        if invocation.id not in provider_ids:
+            name(invocation.id)
+
+    def plain(value: Any) -> Any:
+        if isinstance(value, str):
+            return generated.get(value, value) if value not in provider_ids else value
+        if isinstance(value, Mapping):
+            return {key: plain(item) for key, item in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [plain(item) for item in value]
+        return value
+
+    def metadata(event: ObservedEvent) -> str:
+        values = dict(event.metadata)
+        if isinstance(values.get("call_id"), str) and values["call_id"] not in provider_ids:
+            values["call_id"] = name(values["call_id"])
+        return json.dumps(plain(values), sort_keys=True, default=repr)
+
+    shaped: list[tuple[Any, ...]] = [
+        (event.kind, name(event.segment_id), event.segment_type, metadata(event), event.delta) for event in events
+    ]
+    shaped += [
+        (
+            "invocation",
+            invocation.name,
+            json.dumps(invocation.arguments, sort_keys=True, default=repr),
+            plain(invocation.id),
+        )
+        for invocation in invocations
+    ]
+    return shaped
+
+
+def _is_tool_segment(start: ObservedEvent) -> bool:
+    """A tool segment is one whose START names a tool, whatever segment type the handler gives it."""
+    return "tool_name" in start.metadata or start.segment_type == "tool_call"
+
+
+def calls_from_events(events: Sequence[ObservedEvent], invocations: Sequence[ObservedInvocation]) -> list[ObservedCall]:
+    """Every tool segment as an ``ObservedCall``, in END order (segments never ended come last).
+
+    An invocation belongs to the call whose segment id or END call_id it carries; invocations
+    with an id of their own are paired with the remaining executed calls by name, in order.
+    """
+    starts: dict[str, ObservedEvent] = {}
+    contents: dict[str, list[str]] = {}
+    ends: dict[str, ObservedEvent] = {}
+    order: list[str] = []
+    for event in events:
+        if event.kind == "start" and event.segment_id not in starts:
+            starts[event.segment_id] = event
+        elif event.kind == "content":
+            contents.setdefault(event.segment_id, []).append(event.delta)
+        elif event.kind == "end" and event.segment_id not in ends:
+            ends[event.segment_id] = event
+            order.append(event.segment_id)
+    tool_ids = [segment for segment, start in starts.items() if _is_tool_segment(start)]
+    ordered = [s for s in order if s in tool_ids] + [s for s in tool_ids if s not in ends]
+    remaining = list(invocations)
+    calls = []
+    for segment_id in ordered:
+        start = starts[segment_id]
+        end = ends.get(segment_id)
+        metadata = end.metadata if end is not None else start.metadata
+        # The END's name is definitive when it gives one (even a wrong or empty one).
+        name = metadata.get("tool_name", start.tool_name)
+        call_id = metadata.get("call_id") if isinstance(metadata.get("call_id"), str) else None
+        invocation = next((i for i in remaining if i.id in (segment_id, call_id)), None)
+        if invocation is None and end is not None and "arguments" in end.metadata and not end.metadata.get("error"):
+            invocation = next((i for i in remaining if i.name == name and i.id not in (segment_id, call_id)), None)
+        if invocation is not None:
+            remaining.remove(invocation)
+        raw = "".join(contents.get(segment_id, [])) or str(metadata.get("raw_arguments") or "")
+        calls.append(
+            ObservedCall(
+                name=name if isinstance(name, str) else None,
+                call_id=call_id,
+                arguments=metadata.get("arguments") if end is not None and not metadata.get("error") else None,
+                error=str(metadata["error"]) if end is not None and metadata.get("error") else None,
+                raw_arguments=raw,
+                segment_id=segment_id,
+                start_name=start.tool_name,
+                invocation=invocation,
+                ended=end is not None,
+            )
+        )
+    # Invocations no segment accounts for are calls too (a handler that invokes without ending).
+    calls += [ObservedCall(i.name, i.id, i.arguments, None, "", invocation=i, ended=False) for i in remaining]
+    return calls
+
+
+# -- final-result accumulators -----------------------------------------------------------------
+
+
+class AccumulatorTarget:
+    """A final-result accumulator made fresh for every run: ``add(chunk)`` per chunk, then ``result()``."""
+
+    kind = "accumulator"
+
+    def __init__(
+        self,
+        factory: Callable[[], Any],
+        capabilities: Capabilities,
+        *,
+        label: str = "",
+        deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+    ) -> None:
+        self.factory = factory
+        self.capabilities = capabilities
+        self.label = label or _describe(factory)
+        self.deadline = deadline
+        self.callbacks_supported = False
+        self.callbacks_refused = "a final-result accumulator takes no callbacks"
+
+    def check_factory(self) -> None:
+        """Build one accumulator up front and check its shape."""
+        try:
+            accumulator = self.factory()
+        except Exception as error:
+            raise TargetError(f"{self.label} raised {type(error).__name__} when called: {error}") from error
+        missing = [name for name in ("add", "result") if not callable(getattr(accumulator, name, None))]
+        if missing:
+            raise TargetError(
+                f"{self.label} returned a {type(accumulator).__name__}, which is not an accumulator: it has no "
+                + ", ".join(missing)
+            )
+
+    def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript:
+        """Add every chunk (up to the one marked complete) to a fresh accumulator and read its result."""
+        del probe  # an accumulator has no lifecycle or callbacks to probe
+        transcript = Transcript(chunks=list(chunks), kind="accumulator", callbacks_supported=False)
+        with _deadline(self.deadline):
+            try:
+                accumulator = self.factory()
+                for position, chunk in enumerate(transcript.chunks):
+                    transcript.crashed_at = position
+                    accumulator.add(chunk)
+                    transcript.fed = position + 1
+                    if chunk.is_complete:
+                        break
+                transcript.crashed_at = len(transcript.chunks)
+                result = accumulator.result()
+                transcript.crashed_at = None
+                _read_result(result, transcript)
+            except HandlerHung:
+                transcript.hung = True
+            except ObservationError as error:
+                transcript.unreadable = str(error)
+            except Exception as error:
+                transcript.crash = error
+        return transcript
+
+
+def _read_result(result: Any, transcript: Transcript) -> None:
+    """Normalise an accumulator's ``result()`` (``conformance.wire.final`` says what shapes it accepts)."""
     try:
-        handler.reset()
-        events, invocations = _rerun(handler, transcript.chunks, adapter)
-    except Exception as error:
-        return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
-    problems = []
-    if _shape(events) != _shape(transcript.events):
-        problems.append(
-            f"after reset() the same stream gave {len(events)} events, a fresh handler gave {len(transcript.events)}"
-            + (f"; first: {events[0].describe()}" if events else "")
+        outcome, has_text, has_reasoning = read_final_result(result)
+    except FinalResultError as error:
+        raise ObservationError(str(error)) from error
+    transcript.text = outcome.text if has_text else None
+    transcript.reasoning = outcome.reasoning if has_reasoning else None
+    for call in outcome.tool_calls:
+        invocation = (
+            ObservedInvocation(call.call_id or "", str(call.name), call.arguments)
+            if call.arguments is not None
+            else None
         )
-    if [(i.name, json.dumps(i.arguments, sort_keys=True, default=repr)) for i in invocations] != [
-        (i.name, json.dumps(i.arguments, sort_keys=True, default=repr)) for i in transcript.invocations
-    ]:
-        problems.append(f"after reset() the invocations differ: {[i.describe() for i in invocations]}")
-    reused = {e.segment_id for e in events} & {e.segment_id for e in transcript.events}
-    if reused:
-        problems.append(f"segment ids were reused after reset(): {sorted(reused)[:3]}")
-    return problems
-
-
-def _probe_raising_callbacks(factory: HandlerFactory, transcript: Transcript, adapter: HandlerAdapter) -> list[str]:
-    """Callbacks that raise must not change what the handler records or returns."""
-
-    def explode(_item: Any) -> None:
-        raise RuntimeError("callback failure injected by toolcall-conformance")
-
-    try:
-        handler = factory(on_segment_event=explode, on_tool_invocation=explode)
-        events, invocations = _rerun(handler, transcript.chunks, adapter)
-    except Exception as error:
-        return [
-            "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
-            f"{type(error).__name__}: {error}"
-        ]
-    problems = []
-    if _shape(events) != _shape(transcript.events):
-        problems.append(
-            f"with raising callbacks the handler recorded {len(events)} events instead of {len(transcript.events)}"
+        transcript.calls.append(
+            ObservedCall(call.name, call.call_id, call.arguments, call.error, call.raw_arguments, invocation=invocation)
         )
-    if len(invocations) != len(transcript.invocations):
-        problems.append(
-            f"with raising callbacks the handler produced {len(invocations)} invocations "
-            f"instead of {len(transcript.invocations)}"
-        )
-    return problems
+    transcript.invocations = [call.invocation for call in transcript.calls if call.invocation is not None]
+
+
+# -- building targets ----------------------------------------------------------------------------
+
+
+def make_target(
+    factory: Callable[..., Any],
+    capabilities: Capabilities,
+    *,
+    adapter: HandlerAdapter | None = None,
+    label: str = "",
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+) -> HandlerTarget | AccumulatorTarget:
+    """A checked target for ``factory``: an accumulator when ``capabilities.events`` is False.
+
+    Raises ``TargetError`` when the factory cannot be used at all.
+    """
+    target: HandlerTarget | AccumulatorTarget
+    if capabilities.events:
+        target = HandlerTarget(factory, capabilities, adapter, label=label, deadline=deadline)
+    else:
+        if adapter is not None:
+            raise TargetError("an adapter reads events; a final-result accumulator has none")
+        target = AccumulatorTarget(factory, capabilities, label=label, deadline=deadline)
+    target.check_factory()
+    return target
+
+
+def drive(
+    factory: Callable[..., Any],
+    chunks: Sequence[ChunkResponse],
+    adapter: HandlerAdapter | None = None,
+    *,
+    probe_contract: bool = True,
+    capabilities: Capabilities | None = None,
+) -> Transcript:
+    """Run a fresh handler made by ``factory`` over ``chunks`` once and return the ``Transcript``."""
+    target = HandlerTarget(factory, capabilities or Capabilities(), adapter)
+    target.check_factory()
+    return target.run(chunks, probe=probe_contract)

@@ -92,14 +92,23 @@ def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[Chunk
     last_order = -1
     for piece in pieces:
         order = _ORDER[piece.kind]
-        must_split = order < last_order or (order < 2 and piece.kind in current)
-        if current and (must_split or draw(st.booleans())):
+        must_split = order < last_order or (order < 2 and piece.kind in current and last_order != order)
+        same_index = piece.delta is not None and any(
+            d.index == piece.delta.index for d in current.get("tool_calls", [])
+        )
+        # Pieces that continue what the chunk already holds may join it (text to text, an argument
+        # fragment to its own call's delta); shrinking prefers that, so counterexamples end on few chunks.
+        mergeable = (order < 2 and piece.kind in current) or (same_index and _continues(current, piece))
+        if current and (must_split or (same_index and not mergeable) or draw(st.booleans())):
             result.append(_build(current))
             current, last_order = {}, -1
-        if piece.kind == "tool":
+            mergeable = False
+        if piece.kind == "tool" and mergeable:
+            _append_to_delta(current, piece)
+        elif piece.kind == "tool":
             current.setdefault("tool_calls", []).append(piece.delta)
         else:
-            current[piece.kind] = piece.text
+            current[piece.kind] = current.get(piece.kind, "") + piece.text
         last_order = order
     if current:
         result.append(_build(current))
@@ -147,22 +156,29 @@ def _move_ids_and_names_later(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Ato
 
 
 def _interleave_calls(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
-    """Sometimes interleave the deltas of a run of parallel calls, keeping each call's order (B02)."""
+    """Sometimes interleave the deltas of a run of parallel calls (B02).
+
+    Each call keeps its own order, calls first appear in their original order (rule R10), and a
+    call whose name is still to come is not overtaken by a later call's first delta (a name cannot
+    grow once a later call appeared).
+    """
     if not draw(st.booleans()):
         return pieces
     result: list[_Atom] = []
     run: list[_Atom] = []
 
     def flush() -> None:
-        queues: dict[int, list[_Atom]] = {}
-        for atom in run:
-            assert atom.delta is not None
-            queues.setdefault(atom.delta.index, []).append(atom)
-        while queues:
-            index = draw(st.sampled_from(sorted(queues)))
+        order = list(dict.fromkeys(atom.delta.index for atom in run if atom.delta is not None))
+        queues = {index: [a for a in run if a.delta is not None and a.delta.index == index] for index in order}
+        started = 0  # how many of the calls have appeared so far
+        while any(queues.values()):
+            open_calls = [i for i in order[:started] if queues[i]]
+            name_pending = any(a.delta is not None and a.delta.name for i in order[:started] for a in queues[i])
+            can_start = started < len(order) and (not open_calls or not name_pending)
+            index = draw(st.sampled_from(open_calls + ([order[started]] if can_start else [])))
+            if started < len(order) and index == order[started]:
+                started += 1
             result.append(queues[index].pop(0))
-            if not queues[index]:
-                del queues[index]
         run.clear()
 
     for piece in pieces:
@@ -173,6 +189,26 @@ def _interleave_calls(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
             result.append(piece)
     flush()
     return result
+
+
+def _continues(current: dict[str, Any], piece: _Atom) -> bool:
+    """The piece only adds argument text to the chunk's last delta of the same call."""
+    deltas = current.get("tool_calls", [])
+    assert piece.delta is not None
+    return (
+        bool(deltas)
+        and deltas[-1].index == piece.delta.index
+        and piece.delta.call_id is None
+        and piece.delta.name is None
+    )
+
+
+def _append_to_delta(current: dict[str, Any], piece: _Atom) -> None:
+    deltas = current["tool_calls"]
+    last = deltas[-1]
+    assert piece.delta is not None
+    text = (last.arguments_delta or "") + (piece.delta.arguments_delta or "")
+    deltas[-1] = ToolCallDelta(last.index, last.call_id, last.name, text or last.arguments_delta)
 
 
 def _build(parts: dict[str, Any]) -> ChunkResponse:

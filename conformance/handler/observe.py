@@ -1,23 +1,34 @@
-"""Drive any seed-shaped handler and record what it did, without importing its types.
+"""Read any seed-shaped handler's events and invocations without importing its types.
 
 Third-party handlers have their own event and invocation classes. The suite reads them by duck
-typing: an event has ``event_type`` (an enum whose ``.value`` or ``.name`` is a SEGMENT_* string,
-or the string itself), ``segment_id``, ``segment_type`` and ``payload`` (a dict, or an object with
-``to_dict()``); an invocation has ``id``, ``name`` and ``arguments``. Anything else plugs in
-through ``HandlerAdapter``.
+typing (README, "The shapes the suite reads"):
+
+* an event has ``event_type`` (an enum whose ``.value`` or ``.name`` is ``SEGMENT_START`` /
+  ``SEGMENT_CONTENT`` / ``SEGMENT_END`` or ``START`` / ``CONTENT`` / ``END``, or that string),
+  ``segment_id``, ``segment_type`` (``text`` / ``tool_call`` / ``reasoning`` or your own; required
+  on START, inherited by the segment's later events when they leave it out) and ``payload`` (a
+  mapping, or an object with ``to_dict()`` holding ``payload``): START and END carry their data in
+  ``payload["metadata"]``, CONTENT its text in ``payload["delta"]``;
+* an invocation has ``id``, ``name`` and ``arguments``.
+
+Anything else plugs in through a ``HandlerAdapter``. Something the suite cannot read this way is a
+finding (``events_readable``), reported with the object shown, never a crash of the suite.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from reference_impl.types import ChunkResponse
 
 __all__ = [
+    "Accumulator",
     "DuckTypedAdapter",
+    "EventReader",
+    "Handler",
     "HandlerAdapter",
     "ObservationError",
     "ObservedEvent",
@@ -32,6 +43,35 @@ class ObservationError(TypeError):
     """A handler returned something the suite cannot read as an event or invocation."""
 
 
+@runtime_checkable
+class Handler(Protocol):
+    """What the suite calls on a handler (seed 000 section 5.1). Events and invocations are read by duck typing."""
+
+    def feed(self, chunk: Any) -> Sequence[Any]: ...
+
+    def finalize(self) -> Sequence[Any]: ...
+
+    def get_all_events(self) -> Sequence[Any]: ...
+
+    def get_all_invocations(self) -> Sequence[Any]: ...
+
+    def reset(self) -> None: ...
+
+
+@runtime_checkable
+class Accumulator(Protocol):
+    """A final-result target (``--accumulator``): chunks in, the finished calls out, no events.
+
+    ``result()`` returns the calls, or an object or mapping with ``tool_calls`` (and optionally
+    ``text`` and ``reasoning``); each call is a ``(call_id, name, raw_arguments, arguments_or_error)``
+    tuple or an object / mapping with those fields (``arguments`` a dict, or ``error`` set).
+    """
+
+    def add(self, chunk: Any) -> None: ...
+
+    def result(self) -> Any: ...
+
+
 def short_segment_id(segment_id: str) -> str:
     """A segment id short enough for a counterexample line: whole up to 12 characters, else its tail.
 
@@ -43,13 +83,19 @@ def short_segment_id(segment_id: str) -> str:
 
 @dataclass(frozen=True)
 class ObservedEvent:
-    """A handler's event, normalised: ``kind`` is start/content/end, ``segment_type`` text/tool_call/reasoning."""
+    """A handler's event, normalised: ``kind`` start/content/end; ``segment_type`` as the START gave it."""
 
     kind: str
     segment_id: str
     segment_type: str
     metadata: Mapping[str, Any]
     delta: str
+
+    @property
+    def tool_name(self) -> str | None:
+        """The tool name this event's metadata carries, if any (a tool segment's START names one)."""
+        name = self.metadata.get("tool_name")
+        return name if isinstance(name, str) else None
 
     def describe(self) -> str:
         """One readable line, used in counterexamples."""
@@ -80,38 +126,66 @@ _KIND_ALIASES = {
     "segment_end": "end",
     "end": "end",
 }
+# Keys of START/END data that belong in payload["metadata"]: found beside it, they would be lost.
+_METADATA_KEYS = ("tool_name", "arguments", "error", "call_id")
 
 
-def _enum_text(value: Any) -> str:
+def _enum_text(value: Any, what: str, event: Any) -> str:
     for candidate in (getattr(value, "value", None), getattr(value, "name", None), value):
         if isinstance(candidate, str):
             return candidate.lower()
-    raise ObservationError(f"cannot read {value!r} as a string or string enum")
+    raise ObservationError(f"cannot read {what} {value!r} as a string or string enum in {_shown(event)}")
 
 
-def observe_event(event: Any) -> ObservedEvent:
-    """Normalise one handler event by duck typing (see the module docstring)."""
-    try:
-        raw_kind = _enum_text(event.event_type)
-        segment_id = event.segment_id
-        segment_type = _enum_text(event.segment_type)
-    except AttributeError as error:
-        raise ObservationError(
-            f"handler event {event!r} lacks {error.name!r}: expected event_type, segment_id, segment_type, payload"
-        ) from error
-    kind = _KIND_ALIASES.get(raw_kind)
-    if kind is None:
-        raise ObservationError(f"unknown event_type {raw_kind!r} in {event!r}")
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _payload(event: Any) -> Mapping[str, Any]:
     payload = getattr(event, "payload", None)
     if payload is None and hasattr(event, "to_dict"):
         payload = event.to_dict().get("payload")
     if not isinstance(payload, Mapping):
-        raise ObservationError(f"event payload must be a mapping, got {type(payload).__name__} in {event!r}")
+        raise ObservationError(f"event payload must be a mapping, got {type(payload).__name__} in {_shown(event)}")
+    return payload
+
+
+def observe_event(event: Any) -> ObservedEvent:
+    """Normalise one handler event by duck typing (see the module docstring).
+
+    ``segment_type`` is ``""`` when the event leaves it out; ``EventReader`` fills it in from the
+    segment's START. Raises ``ObservationError`` naming what is missing or misplaced.
+    """
+    try:
+        raw_kind = _enum_text(event.event_type, "event_type", event)
+        segment_id = event.segment_id
+        raw_type = getattr(event, "segment_type", None)
+    except AttributeError as error:
+        raise ObservationError(
+            f"handler event {_shown(event)} lacks {error.name!r}: expected event_type, segment_id, "
+            f"segment_type, payload"
+        ) from error
+    kind = _KIND_ALIASES.get(raw_kind)
+    if kind is None:
+        raise ObservationError(f"unknown event_type {raw_kind!r} in {_shown(event)}")
+    if not isinstance(segment_id, str) or not segment_id:
+        raise ObservationError(f"segment_id must be a non-empty string, got {segment_id!r} in {_shown(event)}")
+    segment_type = "" if raw_type is None else _enum_text(raw_type, "segment_type", event)
+    payload = _payload(event)
+    misplaced = [key for key in _METADATA_KEYS if key in payload]
+    if misplaced and kind != "content":
+        raise ObservationError(
+            f"{kind.upper()} payload carries {misplaced} outside 'metadata' in {_shown(event)}: "
+            "the contract reads START/END data from payload['metadata']"
+        )
     metadata = payload.get("metadata") or {}
+    if not isinstance(metadata, Mapping):
+        raise ObservationError(f"payload['metadata'] must be a mapping in {_shown(event)}")
     delta = payload.get("delta", "")
-    if not isinstance(delta, str):
-        raise ObservationError(f"CONTENT delta must be a str, got {type(delta).__name__} in {event!r}")
-    return ObservedEvent(kind, str(segment_id), segment_type, dict(metadata), delta)
+    if kind == "content" and not isinstance(delta, str):
+        raise ObservationError(f"CONTENT payload['delta'] must be a str, got {type(delta).__name__} in {_shown(event)}")
+    return ObservedEvent(kind, segment_id, segment_type, dict(metadata), delta if isinstance(delta, str) else "")
 
 
 def observe_invocation(invocation: Any) -> ObservedInvocation:
@@ -120,12 +194,17 @@ def observe_invocation(invocation: Any) -> ObservedInvocation:
         return ObservedInvocation(str(invocation.id), str(invocation.name), invocation.arguments)
     except AttributeError as error:
         raise ObservationError(
-            f"handler invocation {invocation!r} lacks {error.name!r}: expected id, name, arguments"
+            f"handler invocation {_shown(invocation)} lacks {error.name!r}: expected id, name, arguments"
         ) from error
 
 
 class HandlerAdapter(Protocol):
-    """Hook for handlers that are not seed-shaped: translate chunks in, events/invocations out."""
+    """Hook for handlers that are not seed-shaped: translate chunks in, events/invocations out.
+
+    Pass one with ``--adapter MODULE:OBJECT`` (CLI), ``adapter = ...`` (pytest base class) or
+    ``run_conformance(..., adapter=...)``. ``observe_event`` may leave ``segment_type`` empty on
+    CONTENT and END events: the segment's START gives it.
+    """
 
     def to_handler_chunk(self, chunk: ChunkResponse) -> Any: ...
 
@@ -145,3 +224,33 @@ class DuckTypedAdapter:
 
     def observe_invocation(self, invocation: Any) -> ObservedInvocation:
         return observe_invocation(invocation)
+
+
+class EventReader:
+    """Reads one stream of events in order, giving CONTENT and END the segment type of their START.
+
+    A START without a segment type, or a later event of an unknown segment without one, is an
+    ``ObservationError``. Use one reader per list of events (returned, logged, seen by callbacks).
+    """
+
+    def __init__(self, adapter: HandlerAdapter) -> None:
+        self._adapter = adapter
+        self._types: dict[str, str] = {}
+
+    def read(self, events: Any, where: str) -> list[ObservedEvent]:
+        """Normalise ``events`` (what ``where`` returned); a non-list is an ``ObservationError``."""
+        if not isinstance(events, Iterable) or isinstance(events, (str, bytes, Mapping)):
+            raise ObservationError(f"{where} must return a list of events, got {_shown(events)}")
+        return [self.one(event) for event in events]
+
+    def one(self, event: Any) -> ObservedEvent:
+        observed = self._adapter.observe_event(event)
+        if observed.segment_type:
+            if observed.kind == "start":
+                self._types[observed.segment_id] = observed.segment_type
+            return observed
+        inherited = self._types.get(observed.segment_id)
+        if inherited is None:
+            what = "a START" if observed.kind == "start" else f"a {observed.kind.upper()} of a segment with no START"
+            raise ObservationError(f"{what} without a segment_type: {_shown(event)}")
+        return ObservedEvent(observed.kind, observed.segment_id, inherited, observed.metadata, observed.delta)

@@ -1,28 +1,65 @@
-"""Run the checks against a handler: every scenario as given, then re-fragmented by hypothesis.
+"""Run the handler checks: every scenario as written, re-cut by hypothesis, then generated streams.
 
-``run_conformance(factory)`` is the library entry point behind the CLI and the pytest plugin.
+``run_conformance`` is the one search behind the CLI, the pytest plugin and the Python API: the
+same scenarios, the same number of runs for the same target, profile and seed, whoever calls it.
+
+How a run goes:
+
+1. **Count.** Each applicable scenario runs once as written (with the lifecycle probes), then
+   re-fragmented by hypothesis (``profile.examples_per_scenario`` times); then streams generated
+   from the whole input space (``conformance.handler.generate.wire_scenarios``, three times as
+   many). Every run is judged by every applicable check; a check's failure that another check's
+   failure on the same run explains (``Check.consequence_of``) is counted under that check, and
+   when the run itself could not be judged (unreadable events, a crash, a hang) nothing else is.
+2. **Shrink.** Each distinct failure (``verdict.signature`` of its message) first found by a
+   search is searched again with the same seed and shrunk by hypothesis to a small input, at
+   most ``keep`` per check (``None``: all).
+
+A hang stops the run (every further scenario could hang too); Ctrl-C stops it with the partial
+report. Either is said in ``Report.stopped``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conformance.handler.capabilities import Capabilities
-from conformance.handler.checks import CHECKS, CheckContext
-from conformance.handler.drive import Transcript, drive
+from conformance.handler.capabilities import CAPABILITY_OPTIONS, Capabilities, why_excluded
+from conformance.handler.checks import CHECKS, ROBUSTNESS, CheckContext
+from conformance.handler.drive import (
+    DEFAULT_DEADLINE_SECONDS,
+    AccumulatorTarget,
+    HandlerTarget,
+    Transcript,
+    make_target,
+)
 from conformance.handler.fragment import describe_chunks, refragmented
+from conformance.handler.generate import wire_scenarios
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
-from conformance.verdict import Check, CheckResult, Profile, Report, describe_factory, resolve_profile, search_settings
+from conformance.handler.text_scenarios import text_scenarios
+from conformance.verdict import (
+    DEFAULT_COUNTEREXAMPLES,
+    Check,
+    CheckResult,
+    NotApplicable,
+    Profile,
+    Report,
+    describe_factory,
+    resolve_profile,
+    search_settings,
+    signature,
+)
 from reference_impl.types import ChunkResponse
 
-__all__ = ["Counterexample", "run_conformance"]
+__all__ = ["Counterexample", "Plan", "default_scenarios", "plan", "run_conformance"]
+
+Case = tuple[Scenario, list[ChunkResponse]]
 
 
 @dataclass(frozen=True)
@@ -33,9 +70,213 @@ class Counterexample:
     chunks: tuple[ChunkResponse, ...]
 
 
-def _counterexample(
-    scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]
-) -> str:
+def default_scenarios(capabilities: Capabilities) -> tuple[Scenario, ...]:
+    """The built-in scenarios for a target with these capabilities (text formats have their own)."""
+    return text_scenarios(capabilities.text_format) if capabilities.text_format else BUILTIN_SCENARIOS
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run will do for a target: the checks that apply, why the others do not, the scenarios."""
+
+    active: tuple[Check[CheckContext], ...]
+    skipped: dict[str, str]
+    scenarios: tuple[Scenario, ...]
+    generated: bool
+    generation: tuple[bool, ...] = ()  # the capabilities the generated streams depend on
+
+    def summary(self) -> tuple[Any, ...]:
+        """What a capability flag can change (used to reject a flag that would change nothing)."""
+        return (
+            tuple(c.id for c in self.active),
+            tuple(s.name for s in self.scenarios),
+            self.generated,
+            self.generation if self.generated else (),
+        )
+
+
+def plan(
+    capabilities: Capabilities,
+    *,
+    scenarios: Sequence[Scenario] | None = None,
+    extra_scenarios: Sequence[Scenario] = (),
+    checks: Sequence[Check[CheckContext]] | None = None,
+    callbacks_refused: str = "",
+) -> Plan:
+    """Decide which checks and scenarios apply to a target with ``capabilities``."""
+    active: list[Check[CheckContext]] = []
+    skipped: dict[str, str] = {}
+    for check in CHECKS if checks is None else checks:
+        missing = sorted(name for name in check.requires if not capabilities.has(name))
+        if "callbacks" in check.requires and capabilities.callbacks and callbacks_refused:
+            skipped[check.id] = callbacks_refused
+        elif missing:
+            skipped[check.id] = "; ".join(why_excluded(name) for name in missing)
+        else:
+            active.append(check)
+    pool = list(default_scenarios(capabilities) if scenarios is None else scenarios) + list(extra_scenarios)
+    applicable = tuple(s for s in pool if all(capabilities.has(need) for need in s.needs))
+    generated = scenarios is None and capabilities.text_format is None
+    generation = (capabilities.reasoning, capabilities.stream_errors, capabilities.several_deltas_per_chunk)
+    return Plan(tuple(active), skipped, applicable, generated, generation)
+
+
+@dataclass
+class _Run:
+    """One judged run: which checks applied, which failed on their own, which only as a consequence."""
+
+    transcript: Transcript
+    applied: set[str] = field(default_factory=set)
+    failed: dict[str, list[str]] = field(default_factory=dict)  # primary failures only
+    consequences: dict[str, str] = field(default_factory=dict)  # consequence check -> primary check
+
+
+class _Stop(BaseException):
+    pass
+
+
+@dataclass
+class _Found:
+    """Where a kept counterexample came from, so it can be searched for again and shrunk."""
+
+    result: CheckResult
+    message: str
+    cases: st.SearchStrategy[Case] | None
+    max_examples: int
+
+
+class _Session:
+    """The state of one ``run_conformance`` call."""
+
+    def __init__(
+        self,
+        target: HandlerTarget | AccumulatorTarget,
+        the_plan: Plan,
+        report: Report,
+        *,
+        seed: int,
+        keep: int | None,
+        on_progress: Callable[[str], None] | None,
+    ) -> None:
+        self.target = target
+        self.plan = the_plan
+        self.report = report
+        self.seed = seed
+        self.keep = keep
+        self.on_progress = on_progress
+        self.results = {check.id: CheckResult(check) for check in the_plan.active}
+        self.scenarios_seen: dict[str, set[str]] = {check.id: set() for check in the_plan.active}
+        self.found: list[_Found] = []
+
+    # -- judging one run ---------------------------------------------------------------------
+
+    def judge(self, scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool) -> _Run:
+        transcript = self.target.run(chunks, probe=probe)
+        self.report.examples += 1
+        run = _Run(transcript)
+        context = CheckContext(scenario, transcript, self.target.capabilities)
+        failing: dict[str, list[str]] = {}
+        gated = not transcript.completed and not transcript.raised_at_stream_error
+        for check in self.plan.active:
+            if gated and check.id not in ROBUSTNESS:
+                continue
+            try:
+                problems = check.run(context)
+            except NotApplicable:
+                continue
+            run.applied.add(check.id)
+            if problems:
+                failing[check.id] = problems
+        robust_failure = next((c for c in failing if c in ROBUSTNESS), None)
+        for check_id, problems in failing.items():
+            check = self.results[check_id].check
+            cause = robust_failure if check_id not in ROBUSTNESS and robust_failure else None
+            cause = cause or next((c for c in sorted(check.consequence_of) if c in failing), None)
+            if cause is not None:
+                run.consequences[check_id] = cause
+            else:
+                run.failed[check_id] = problems
+        return run
+
+    def record(self, run: _Run, scenario: Scenario, chunks: Sequence[ChunkResponse], found: _Found | None) -> None:
+        """Count a judged run; keep its failures that are new kinds (``found`` says how to find them again)."""
+        for check_id in run.applied:
+            result = self.results[check_id]
+            result.examples_run += 1
+            self.scenarios_seen[check_id].add(scenario.name)
+        for check_id, cause in run.consequences.items():
+            if cause in self.results:
+                consequences = self.results[cause].consequences
+                consequences[check_id] = consequences.get(check_id, 0) + 1
+        for check_id, problems in run.failed.items():
+            result = self.results[check_id]
+            new = not result.shows(problems[0]) and (self.keep is None or len(result.counterexamples) < self.keep)
+            text = _render(scenario, chunks, run.transcript, problems) if new else ""
+            result.fail(
+                problems[0], text, Counterexample(scenario, tuple(chunks)), scenario=scenario.name, keep=self.keep
+            )
+            if new and found is not None:
+                self.found.append(replace(found, result=result, message=problems[0]))
+        if run.transcript.hung:
+            raise _Stop(f"the target hung on scenario {scenario.name!r}; the run stopped there")
+
+    # -- the searches --------------------------------------------------------------------------
+
+    def count(self, cases: st.SearchStrategy[Case], max_examples: int) -> None:
+        """Run ``max_examples`` generated cases, judging and counting each (no shrinking)."""
+        if max_examples <= 0:
+            return
+        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples) if self.plan.active else None
+
+        @search_settings(max_examples, self.seed, shrink=False)
+        @given(cases)
+        def every_case(case: Case) -> None:
+            scenario, chunks = case
+            self.record(self.judge(scenario, chunks, probe=False), scenario, chunks, found)
+
+        every_case()
+
+    def shrink(self, found: _Found) -> None:
+        """Search again for one kept failure and let hypothesis shrink it; keep the smaller input."""
+        if found.cases is None:
+            return
+        wanted, check_id = signature(found.message), found.result.check.id
+        smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
+
+        @search_settings(found.max_examples, self.seed)
+        @given(found.cases)
+        def fails_the_same_way(case: Case) -> None:
+            scenario, chunks = case
+            run = self.judge(scenario, chunks, probe=False)
+            problems = run.failed.get(check_id)
+            if problems and signature(problems[0]) == wanted:
+                smallest[:] = [(scenario, chunks, run)]
+                raise AssertionError(problems[0])
+
+        try:
+            fails_the_same_way()
+        except AssertionError:
+            pass
+        except Exception as error:
+            self.report.notes.append(
+                f"{check_id}: the target gave different results for the same input while shrinking "
+                f"({type(error).__name__}); the counterexample shown is the one first found, not shrunk"
+            )
+            return
+        if not smallest:
+            return
+        scenario, chunks, run = smallest[0]
+        problems = run.failed[check_id]
+        for position, kept in enumerate(found.result.counterexamples):
+            if signature(kept.message) == wanted:
+                kept.text = _render(scenario, chunks, run.transcript, problems)
+                kept.message = problems[0]
+                kept.input = Counterexample(scenario, tuple(chunks))
+                if position == 0:
+                    found.result.message = problems[0]
+
+
+def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]) -> str:
     expected_calls = [
         f"{c.name}({c.arguments if c.valid else 'ERROR: ' + repr(c.raw_arguments)}) id={c.call_id!r}"
         for c in scenario.expected.tool_calls
@@ -46,30 +287,50 @@ def _counterexample(
         "expected: "
         + ("; ".join(expected_calls) or "no tool calls")
         + (f"; text {scenario.expected.text!r}" if scenario.expected.text else ""),
-        "actual events:",
-        *[f"  {event.describe()}" for event in transcript.events],
-        "actual invocations: " + ("; ".join(i.describe() for i in transcript.invocations) or "none"),
-        "violation: " + problems[0],
     ]
+    if transcript.kind == "accumulator":
+        lines.append("actual calls: " + ("; ".join(c.describe() for c in transcript.calls) or "none"))
+    else:
+        lines += ["actual events:", *[f"  {event.describe()}" for event in transcript.events]]
+        lines.append("actual invocations: " + ("; ".join(i.describe() for i in transcript.invocations) or "none"))
+    lines += ["violation: " + problem for problem in problems[:3]]
     return "\n".join(lines)
 
 
-_WHY_NOT_APPLICABLE = {
-    "api_tool_calls": "applies to provider-native tool calls only; this handler parses tool calls from text",
-    "text_lag": "the handler declares no bound on how much text it holds back",
-    "reasoning": "the handler does not declare reasoning support",
-    "callbacks": "the handler does not take callbacks",
-    "stream_errors": "the handler does not declare support for ChunkResponse.error",
-}
+def _split_cases(scenario: Scenario, several_per_chunk: bool) -> st.SearchStrategy[Case]:
+    """One scenario, re-fragmented at arbitrary boundaries."""
+    del several_per_chunk  # re-fragmentation keeps one delta per call per chunk; packing is generated
+    return st.tuples(st.just(scenario), refragmented(scenario.chunks))
 
 
-def _applicable(check: Check[CheckContext], capabilities: Capabilities) -> str:
-    missing = sorted(name for name in check.requires if not capabilities.has(name))
-    return "; ".join(_WHY_NOT_APPLICABLE.get(name, f"handler does not declare {name}") for name in missing)
+def _generated_cases(capabilities: Capabilities) -> st.SearchStrategy[Case]:
+    """Streams drawn from the whole input space (``wire_scenarios``), each as its own chunks."""
+    return wire_scenarios(
+        with_reasoning=capabilities.reasoning,
+        with_errors=capabilities.stream_errors,
+        several_deltas_per_chunk=capabilities.several_deltas_per_chunk,
+    ).map(lambda scenario: (scenario, list(scenario.chunks)))
 
 
-def _scenario_applicable(scenario: Scenario, capabilities: Capabilities) -> bool:
-    return all(capabilities.has(tag) for tag in scenario.tags if tag in Capabilities.__dataclass_fields__)
+def _hints(results: Sequence[CheckResult], capabilities: Capabilities) -> Iterator[str]:
+    """A capability flag to consider when a check failed on every scenario it ran on."""
+    for result in results:
+        if (
+            result.status != "failed"
+            or result.scenarios_run < 2
+            or len(result.failing_scenarios) < result.scenarios_run
+        ):
+            continue
+        flags = [
+            option.flag
+            for option in CAPABILITY_OPTIONS
+            if option.field in result.check.requires and getattr(capabilities, option.field) is True
+        ]
+        if flags:
+            yield (
+                f"{result.check.id} failed on every scenario it ran on: if the target does not promise this, "
+                f"declare {' or '.join(flags)}"
+            )
 
 
 def run_conformance(
@@ -79,140 +340,83 @@ def run_conformance(
     profile: str | Profile = "ci",
     seed: int = 0,
     scenarios: Sequence[Scenario] | None = None,
+    extra_scenarios: Sequence[Scenario] = (),
     checks: Sequence[Check[CheckContext]] | None = None,
     adapter: HandlerAdapter | None = None,
     target: str = "",
     on_progress: Callable[[str], None] | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+    keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
 ) -> Report:
-    """Run every check against handlers made by ``factory`` and return a ``Report``.
+    """Run every applicable check against targets made by ``factory`` and return a ``Report``.
 
-    ``factory`` is called for each run, with ``on_segment_event``/``on_tool_invocation`` keyword
-    arguments when it accepts them. Each scenario is checked as given, then re-fragmented at
-    arbitrary boundaries (``profile`` sets how many times); the first failure per check is shrunk
-    by hypothesis to a minimal split and kept as its counterexample. A fixed ``seed`` reproduces a run.
+    ``factory`` is called for each run (with ``on_segment_event``/``on_tool_invocation`` when it
+    takes them). ``capabilities`` says what the target supports (``events=False``: a final-result
+    accumulator with ``add``/``result``). The built-in scenarios (``scenarios`` replaces them,
+    ``extra_scenarios`` adds to them) run as written and re-fragmented, then generated streams;
+    ``profile`` sets how many runs, ``seed`` makes the run reproducible. Raises
+    ``conformance.handler.drive.TargetError`` when the factory cannot be used at all.
     """
     capabilities = capabilities or Capabilities()
     chosen = resolve_profile(profile)
-    scenario_list = list(BUILTIN_SCENARIOS if scenarios is None else scenarios)
-    check_list = list(CHECKS if checks is None else checks)
-    report = Report(target=target or describe_factory(factory), profile=chosen.name, seed=seed)
+    label = target or describe_factory(factory)
+    the_target = make_target(factory, capabilities, adapter=adapter, label=label, deadline=deadline)
+    the_plan = plan(
+        capabilities,
+        scenarios=scenarios,
+        extra_scenarios=extra_scenarios,
+        checks=checks,
+        callbacks_refused=the_target.callbacks_refused,
+    )
+    report = Report(target=label, profile=chosen.name, seed=seed)
+    session = _Session(the_target, the_plan, report, seed=seed, keep=keep_counterexamples, on_progress=on_progress)
     started = time.perf_counter()
-    results = {check.id: CheckResult(check) for check in check_list}
-    active: list[Check[CheckContext]] = []
-    for check in check_list:
-        reason = _applicable(check, capabilities)
-        if reason:
-            results[check.id].status = "skipped"
-            results[check.id].skipped_reason = reason
-        else:
-            active.append(check)
-
-    def evaluate(
-        scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool = False
-    ) -> list[tuple[Check[CheckContext], list[str], Transcript]]:
-        transcript = drive(factory, chunks, adapter, probe_contract=probe)
-        report.examples += 1
-        context = CheckContext(scenario, transcript, capabilities)
-        failures = []
-        for check in active:
-            problems = check.run(context)
-            if problems:
-                failures.append((check, problems, transcript))
-        return failures
-
-    def record(
-        failures: list[tuple[Check[CheckContext], list[str], Transcript]],
-        scenario: Scenario,
-        chunks: Sequence[ChunkResponse],
-    ) -> None:
-        for check, problems, transcript in failures:
-            result = results[check.id]
-            if result.status != "failed":
-                result.status = "failed"
-                result.message = problems[0]
-                result.counterexample = _counterexample(scenario, chunks, transcript, problems)
-                result.counterexample_input = Counterexample(scenario, tuple(chunks))
-
-    for scenario in scenario_list:
-        if not _scenario_applicable(scenario, capabilities):
-            continue
-        report.scenarios += 1
-        if on_progress:
-            on_progress(scenario.name)
-        for check in active:
-            results[check.id].scenarios_run += 1
-        record(evaluate(scenario, scenario.chunks, probe=True), scenario, scenario.chunks)
-        _search(
-            _split_cases(scenario),
-            max_examples=chosen.examples_per_scenario,
-            seed=seed,
-            evaluate=evaluate,
-            record=record,
-            results=results,
-        )
-
-    if capabilities.text_format is None and scenarios is None:
-        report.scenarios += 1
-        _search(
-            _generated_cases(capabilities),
-            max_examples=chosen.examples_per_scenario * 3,
-            seed=seed,
-            evaluate=evaluate,
-            record=record,
-            results=results,
-        )
-    report.results = [results[check.id] for check in check_list]
-    for result in report.results:
-        result.target = report.target
+    try:
+        _search_everything(session, chosen, capabilities)
+    except _Stop as stop:
+        report.stopped = str(stop)
+    except KeyboardInterrupt:
+        report.stopped = "interrupted (Ctrl-C); the report covers what ran before"
+    _finish(session, checks, capabilities)
     report.seconds = time.perf_counter() - started
     return report
 
 
-_Failures = list[tuple[Check[CheckContext], list[str], Transcript]]
+def _search_everything(session: _Session, chosen: Profile, capabilities: Capabilities) -> None:
+    for scenario in session.plan.scenarios:
+        session.report.scenarios += 1
+        if session.on_progress:
+            session.on_progress(scenario.name)
+        session.record(session.judge(scenario, scenario.chunks, probe=True), scenario, scenario.chunks, None)
+        session.count(_split_cases(scenario, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario)
+    if session.plan.generated:
+        session.report.scenarios += 1
+        if session.on_progress:
+            session.on_progress("generated streams")
+        session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3)
+    for found in list(session.found):
+        if session.on_progress:
+            session.on_progress(f"shrinking {found.result.check.id}")
+        session.shrink(found)
 
 
-def _search(
-    cases: st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]],
-    *,
-    max_examples: int,
-    seed: int,
-    evaluate: Callable[[Scenario, Sequence[ChunkResponse]], _Failures],
-    record: Callable[[_Failures, Scenario, Sequence[ChunkResponse]], None],
-    results: dict[str, CheckResult],
-) -> None:
-    """Let hypothesis look for a (scenario, chunks) case that fails a still-passing check, then shrink it.
-
-    Only the last (smallest) failing case is recorded: hypothesis re-runs the property while
-    shrinking, so the case in hand when it gives up is the minimal one.
-    """
-    watched = {check_id for check_id, result in results.items() if result.status == "passed"}
-    if not watched or max_examples <= 0:
-        return
-    last_failure: list[tuple[_Failures, Scenario, list[ChunkResponse]]] = []
-
-    @search_settings(max_examples, seed)
-    @given(cases)
-    def property_holds(case: tuple[Scenario, list[ChunkResponse]]) -> None:
-        scenario, chunks = case
-        failures = [f for f in evaluate(scenario, chunks) if f[0].id in watched]
-        if failures:
-            last_failure[:] = [(failures, scenario, chunks)]
-            raise AssertionError(failures[0][1][0])
-
-    try:
-        property_holds()
-    except AssertionError:
-        if last_failure:
-            record(*last_failure[0])
-
-
-def _split_cases(scenario: Scenario) -> st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]]:
-    """One scenario, re-fragmented at arbitrary boundaries."""
-    return st.tuples(st.just(scenario), refragmented(scenario.chunks))
-
-
-def _generated_cases(capabilities: Capabilities) -> st.SearchStrategy[tuple[Scenario, list[ChunkResponse]]]:
-    """Random logical turns (not only the built-ins), each re-fragmented."""
-    from conformance.handler.generate import scenarios as generated_scenarios
-
-    return generated_scenarios(with_reasoning=capabilities.reasoning).flatmap(_split_cases)
+def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, capabilities: Capabilities) -> None:
+    report = session.report
+    results = []
+    for check in CHECKS if checks is None else checks:
+        result = session.results.get(check.id)
+        if result is None:
+            result = CheckResult(check)
+            result.skip(session.plan.skipped.get(check.id, "not run"))
+        elif result.status == "passed" and result.examples_run == 0:
+            result.skip(
+                "ran on no applicable input"
+                if not report.stopped
+                else f"not reached before the run stopped ({report.stopped})"
+            )
+        result.scenarios_run = len(session.scenarios_seen.get(check.id, ()))
+        result.target = report.target
+        results.append(result)
+    report.results = results
+    report.notes += list(_hints(results, capabilities))
+    report.target_spec = {"capabilities": capabilities.declared()}

@@ -1,13 +1,17 @@
 """Scenarios as JSON files: saved counterexamples and regression scenarios.
 
 ``toolcall-conformance run --save-failures DIR`` writes each failing check's minimal chunk split
-here; ``toolcall-conformance rerun FILE`` replays it against a handler; ``run --scenario-dir DIR``
-keeps such files as regression scenarios in every later run. The format is plain JSON::
+here, with the target it failed on; ``toolcall-conformance rerun FILE`` replays it against that
+same target (or another one); ``run --scenario-dir DIR`` keeps such files as regression scenarios
+in every later run. The format is plain JSON::
 
     {"format": "toolcall-conformance/scenario", "version": 1, "name": ..., "check": ...,
+     "target": {"kind": "handler" | "accumulator", "spec": "MODULE:FACTORY", "capabilities": {...},
+                "adapter": "MODULE:OBJECT"},
      "chunks": [{"content": ..., "reasoning": ..., "tool_calls": [{"index", "call_id", "name",
                  "arguments_delta"}], "is_complete": ..., "finish_reason": ..., "error": {"kind", "message"}}],
-     "expected": {"text": ..., "reasoning": ..., "tool_calls": [{"name", "call_id", "arguments", "raw_arguments"}]}}
+     "expected": {"text": ..., "reasoning": ..., "tool_calls": [{"name", "call_id", "arguments", "raw_arguments",
+                                                                "conflict_group"}]}}
 """
 
 from __future__ import annotations
@@ -21,7 +25,14 @@ from typing import Any
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
 
-__all__ = ["ScenarioFileError", "load_scenarios", "save_scenario", "scenario_from_json", "scenario_to_json"]
+__all__ = [
+    "ScenarioFileError",
+    "load_scenarios",
+    "load_target",
+    "save_scenario",
+    "scenario_from_json",
+    "scenario_to_json",
+]
 
 FORMAT = "toolcall-conformance/scenario"
 
@@ -67,10 +78,14 @@ def _chunk_from_json(data: dict[str, Any]) -> ChunkResponse:
 
 
 def scenario_to_json(
-    scenario: Scenario, chunks: Sequence[ChunkResponse] | None = None, *, check: str = ""
+    scenario: Scenario,
+    chunks: Sequence[ChunkResponse] | None = None,
+    *,
+    check: str = "",
+    target: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A JSON document for ``scenario`` (with ``chunks`` replacing its own, e.g. a minimal split)."""
-    return {
+    document: dict[str, Any] = {
         "format": FORMAT,
         "version": 1,
         "name": scenario.name,
@@ -82,11 +97,20 @@ def scenario_to_json(
             "text": scenario.expected.text,
             "reasoning": scenario.expected.reasoning,
             "tool_calls": [
-                {"name": c.name, "call_id": c.call_id, "arguments": c.arguments, "raw_arguments": c.raw_arguments}
+                {
+                    "name": c.name,
+                    "call_id": c.call_id,
+                    "arguments": c.arguments,
+                    "raw_arguments": c.raw_arguments,
+                    **({"conflict_group": c.conflict_group} if c.conflict_group is not None else {}),
+                }
                 for c in scenario.expected.tool_calls
             ],
         },
     }
+    if target:
+        document["target"] = target
+    return document
 
 
 def scenario_from_json(data: Any, *, source: str = "file") -> Scenario:
@@ -97,7 +121,9 @@ def scenario_from_json(data: Any, *, source: str = "file") -> Scenario:
         chunks = tuple(_chunk_from_json(chunk) for chunk in data["chunks"])
         expected = data["expected"]
         calls = tuple(
-            ExpectedCall(c.get("name"), c.get("call_id"), c.get("arguments"), c.get("raw_arguments", ""))
+            ExpectedCall(
+                c.get("name"), c.get("call_id"), c.get("arguments"), c.get("raw_arguments", ""), c.get("conflict_group")
+            )
             for c in expected.get("tool_calls", [])
         )
         outcome = ExpectedOutcome(calls, expected.get("text", ""), expected.get("reasoning", ""))
@@ -106,27 +132,58 @@ def scenario_from_json(data: Any, *, source: str = "file") -> Scenario:
     return Scenario(str(data.get("name", "saved")), chunks, outcome, str(data.get("description", "")), source=source)
 
 
-def save_scenario(directory: Path, scenario: Scenario, chunks: Sequence[ChunkResponse], *, check: str) -> Path:
-    """Write a counterexample file named after the check and scenario; return its path."""
+def save_scenario(
+    directory: Path,
+    scenario: Scenario,
+    chunks: Sequence[ChunkResponse],
+    *,
+    check: str,
+    target: dict[str, Any] | None = None,
+) -> Path:
+    """Write a counterexample file named after the check and scenario (with its target); return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{check}__{scenario.name}")
     path = directory / f"{slug}.json"
-    path.write_text(
-        json.dumps(scenario_to_json(scenario, chunks, check=check), indent=2, ensure_ascii=False) + "\n",
-        encoding="utf-8",
-    )
+    document = scenario_to_json(scenario, chunks, check=check, target=target)
+    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
+
+
+def _scenario_files(paths: Iterable[Path]) -> list[Path]:
+    files: list[Path] = []
+    for root in paths:
+        files += [root] if root.is_file() else sorted(root.glob("*.json"))
+    return files
+
+
+def _read(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as error:
+        raise ScenarioFileError(f"{path}: not a text file ({error.reason} at byte {error.start})") from error
+    except json.JSONDecodeError as error:
+        raise ScenarioFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
+    except OSError as error:
+        raise ScenarioFileError(f"{path}: cannot be read: {error.strerror or error}") from error
+
+
+def load_target(paths: Iterable[Path]) -> dict[str, Any] | None:
+    """The target the saved scenarios under ``paths`` were recorded against (None if they name none).
+
+    Files that name different targets are a ``ScenarioFileError``: a re-run is against one target.
+    """
+    targets = {
+        json.dumps(doc.get("target"), sort_keys=True): doc.get("target")
+        for doc in map(_read, _scenario_files(paths))
+        if isinstance(doc, dict) and doc.get("target")
+    }
+    if len(targets) > 1:
+        raise ScenarioFileError(
+            f"the scenario files name {len(targets)} different targets; re-run one target at a time"
+        )
+    return next(iter(targets.values()), None)
 
 
 def load_scenarios(paths: Iterable[Path]) -> list[Scenario]:
     """Every scenario file under ``paths`` (files or directories of ``*.json``)."""
-    scenarios = []
-    for root in paths:
-        files = [root] if root.is_file() else sorted(root.glob("*.json"))
-        for path in files:
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as error:
-                raise ScenarioFileError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
-            scenarios.append(scenario_from_json(data, source=str(path)))
-    return scenarios
+    return [scenario_from_json(_read(path), source=str(path)) for path in _scenario_files(paths)]

@@ -20,20 +20,36 @@ __all__ = ["BUILTIN_SCENARIOS", "ExpectedCall", "ExpectedOutcome", "Scenario"]
 
 @dataclass(frozen=True)
 class ExpectedCall:
-    """One tool call the stream contains. ``arguments`` is None when the call must be rejected."""
+    """One tool call the stream contains, in wire order. ``arguments`` is None when the call must not run.
+
+    Calls that share one wire index with different provider ids carry the same ``conflict_group``:
+    a handler may read them as separate calls (each as described here) or flag the index as a
+    protocol error (none of them runs, at least one ends with an error); merging them is wrong.
+    """
 
     name: str | None
     call_id: str | None
     arguments: dict[str, Any] | None
     raw_arguments: str = ""
+    conflict_group: int | None = None
 
     @property
     def valid(self) -> bool:
         return self.arguments is not None
 
+    @property
+    def null_arguments(self) -> bool:
+        """The provider sent ``null`` as the arguments: rejecting the call and running it with {} both conform.
+
+        (``null`` is how some providers say "no arguments"; taxonomy A12 and policy 5 of its appendix 4.)
+        """
+        return self.arguments is None and self.raw_arguments.strip() == "null"
+
 
 @dataclass(frozen=True)
 class ExpectedOutcome:
+    """What the stream says, written from the wire data: its calls in wire order, its text and reasoning."""
+
     tool_calls: tuple[ExpectedCall, ...] = ()
     text: str = ""
     reasoning: str = ""
@@ -49,6 +65,23 @@ class Scenario:
     description: str = ""
     source: str = "built-in"
     tags: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def needs(self) -> frozenset[str]:
+        """The capabilities a target must have for this scenario to apply (from its content and tags)."""
+        needed = set(self.tags)
+        if any(chunk.reasoning for chunk in self.chunks):
+            needed.add("reasoning")
+        if any(chunk.error is not None for chunk in self.chunks):
+            needed.add("stream_errors")
+        if any(len({d.index for d in chunk.tool_calls or ()}) < len(chunk.tool_calls or ()) for chunk in self.chunks):
+            needed.add("several_deltas_per_chunk")
+        return frozenset(needed)
+
+    @property
+    def abnormal(self) -> bool:
+        """The stream ends abnormally (``ChunkResponse.error``): none of its calls may run (rule R13)."""
+        return any(chunk.error is not None for chunk in self.chunks)
 
 
 def _tc(index: int, call_id: str | None = None, name: str | None = None, args: str | None = None) -> ChunkResponse:
@@ -233,10 +266,113 @@ BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "conflicting_ids_on_one_index",
         (
-            _tc(0, "call_1", "a", '{"v": 1}'),
-            _tc(0, "call_2", "a", ""),
+            _tc(0, "call_1", "add", '{"a": 1}'),
+            _tc(0, "call_2", "mul", '{"b": 2}'),
         ),
-        ExpectedOutcome((ExpectedCall("a", "call_1", None, '{"v": 1}'),)),
-        "A second id on an occupied index is a protocol error, never a silent merge (B01).",
+        ExpectedOutcome(
+            (
+                ExpectedCall("add", "call_1", {"a": 1}, '{"a": 1}', conflict_group=0),
+                ExpectedCall("mul", "call_2", {"b": 2}, '{"b": 2}', conflict_group=0),
+            )
+        ),
+        "A second id on an occupied index is a new call or a protocol error, never a silent merge (B01).",
+    ),
+    Scenario(
+        "every_parallel_call_on_index_zero",
+        (
+            _tc(0, "call_w", "get_weather", '{"city": '),
+            _tc(0, args='"Oslo"}'),
+            _tc(0, "call_t", "get_time", '{"tz": '),
+            _tc(0, args='"UTC"}'),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("get_weather", "call_w", {"city": "Oslo"}, '{"city": "Oslo"}', conflict_group=0),
+                ExpectedCall("get_time", "call_t", {"tz": "UTC"}, '{"tz": "UTC"}', conflict_group=0),
+            )
+        ),
+        "Servers that put every parallel call on index 0 with distinct ids (A02, B01): never run f({}) and lose g.",
+    ),
+    Scenario(
+        "sparse_indices",
+        (
+            _tc(1, "call_a", "get_weather", '{"city": "Rome"}'),
+            _tc(3, "call_b", "get_time", '{"tz": "CET"}'),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("get_weather", "call_a", {"city": "Rome"}, '{"city": "Rome"}'),
+                ExpectedCall("get_time", "call_b", {"tz": "CET"}, '{"tz": "CET"}'),
+            )
+        ),
+        "Indices that start at 1 and skip numbers (Anthropic block / Responses output indices leaked: A03).",
+    ),
+    Scenario(
+        "later_calls_streamed_too",
+        (
+            *_call(0, "call_1", "write_file", '{"path": "a.py", "content": "x = 1"}', (9, 20)),
+            *_call(1, "call_2", "write_file", '{"path": "b.py", "content": "y = 2"}', (9, 20)),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("write_file", "call_1", {"path": "a.py", "content": "x = 1"}),
+                ExpectedCall("write_file", "call_2", {"path": "b.py", "content": "y = 2"}),
+            )
+        ),
+        "Every call's arguments stream as they arrive, not only the first call's (C07).",
+    ),
+    Scenario(
+        "text_and_reasoning_inside_an_open_call",
+        (
+            _tc(0, "call_s", "search", '{"q": '),
+            ChunkResponse(reasoning="thinking aloud"),
+            ChunkResponse(content="(one moment)"),
+            _tc(0, args='"tides"}'),
+        ),
+        ExpectedOutcome(
+            (ExpectedCall("search", "call_s", {"q": "tides"}, '{"q": "tides"}'),),
+            text="(one moment)",
+            reasoning="thinking aloud",
+        ),
+        "Reasoning and text arrive between two deltas of an open call; the call still completes (C05).",
+    ),
+    Scenario(
+        "no_argument_call_then_streamed_calls",
+        (
+            _tc(0, None, "read_theme", None),
+            *_call(1, None, "set_color", '{"color": "red"}', (5,)),
+            *_call(2, None, "set_color", '{"color": "blue"}', (5,)),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("read_theme", None, {}),
+                ExpectedCall("set_color", None, {"color": "red"}),
+                ExpectedCall("set_color", None, {"color": "blue"}),
+            )
+        ),
+        "A complete no-argument call, then streamed calls (Gemini): calls keep wire order (R10, G06, G07).",
+    ),
+    Scenario(
+        "length_cut_after_parsable_arguments",
+        (
+            _tc(0, "call_d", "delete_rows", '{"table": "users"}'),
+            ChunkResponse(finish_reason="length", error=StreamError("truncated", "finish_reason=length")),
+        ),
+        ExpectedOutcome((ExpectedCall("delete_rows", "call_d", None, '{"table": "users"}'),)),
+        "The token limit cut the turn after arguments that happen to parse: the turn is incomplete (F06).",
+    ),
+    Scenario(
+        "non_object_json_arguments_rejected",
+        (
+            _tc(0, "call_n", "f", "null"),
+            _tc(1, "call_s", "g", '"just a string"'),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("f", "call_n", None, "null"),
+                ExpectedCall("g", "call_s", None, '"just a string"'),
+            )
+        ),
+        "null and a JSON string are valid JSON but not an arguments object (D05, A12).",
     ),
 )

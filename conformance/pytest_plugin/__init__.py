@@ -31,15 +31,25 @@ from pathlib import Path
 
 import pytest
 
+from conformance.handler import CAPABILITY_OPTIONS
+from conformance.handler.capabilities import TEXT_FORMATS
 from conformance.pytest_plugin.bases import (
     MARKER,
+    AccumulatorConformanceTests,
     ConverterConformanceTests,
     FormatterConformanceTests,
     HandlerConformanceTests,
 )
 from conformance.verdict import PROFILES
 
-__all__ = ["ConverterConformanceTests", "FormatterConformanceTests", "HandlerConformanceTests"]
+__all__ = [
+    "AccumulatorConformanceTests",
+    "ConverterConformanceTests",
+    "FormatterConformanceTests",
+    "HandlerConformanceTests",
+]
+# The toolcall_replay fixture and toolcall_cassettes marker: conformance/pytest_plugin/replay_fixture.py.
+pytest_plugins = ["conformance.pytest_plugin.replay_fixture"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,6 +73,19 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="DIR",
         help="also run the converter checks on the recordings under DIR (repeatable)",
     )
+    group.addoption(
+        "--toolcall-accumulator",
+        metavar="MODULE:FACTORY",
+        help="run the conformance suite on this final-result accumulator (add(chunk) / result())",
+    )
+    for option in CAPABILITY_OPTIONS:
+        group.addoption(option.pytest_option, dest="toolcall_" + option.field, action="store_true", help=option.help)
+        parser.addini(option.ini_key, f"true/false: the capability {option.field} (CLI {option.flag})", default="")
+    group.addoption("--toolcall-text-format", choices=TEXT_FORMATS, help="the handler parses tool calls from text")
+    group.addoption("--toolcall-text-lag", metavar="N|none", help="the most text characters the handler holds back")
+    parser.addini("toolcall_text_format", "xml, json or sentinel: the handler parses tool calls from text", default="")
+    parser.addini("toolcall_text_lag", "the most text characters the handler holds back (or none)", default="")
+    parser.addini("toolcall_accumulator", "accumulator factory (MODULE:FACTORY) to run the suite on", default="")
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
@@ -73,6 +96,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def _wants_handler(config: pytest.Config) -> bool:
     return bool(config.getoption("toolcall_handler") or config.getini("toolcall_handler"))
+
+
+def _wants_accumulator(config: pytest.Config) -> bool:
+    return bool(config.getoption("toolcall_accumulator") or config.getini("toolcall_accumulator"))
 
 
 def _wants_converter(config: pytest.Config) -> bool:
@@ -92,6 +119,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     unwanted = set()
     if not _wants_handler(config):
         unwanted.add("TestToolcallConformance")
+    if not _wants_accumulator(config):
+        unwanted.add("TestToolcallAccumulatorConformance")
     if not _wants_converter(config):
         unwanted.add("TestToolcallConverterConformance")
     if not _wants_formatter(config):
@@ -108,6 +137,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
-    if _wants_handler(config) or _wants_converter(config) or _wants_formatter(config):
+    if _wants_handler(config) or _wants_accumulator(config) or _wants_converter(config) or _wants_formatter(config):
         # Collect the generated test module alongside whatever the user asked for.
         config.args.append(str(Path(__file__).with_name("_generated_tests.py")))

@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 
 from conformance.cli import UsageError, load_factory, load_formatter
-from conformance.pytest_plugin import ConverterConformanceTests, FormatterConformanceTests, HandlerConformanceTests
+from conformance.pytest_plugin import (
+    AccumulatorConformanceTests,
+    ConverterConformanceTests,
+    FormatterConformanceTests,
+    HandlerConformanceTests,
+)
 
 
 def _spec(config: pytest.Config, name: str) -> str:
@@ -32,6 +37,25 @@ class TestToolcallConformance(HandlerConformanceTests):
 
     def handler_factory(self, **callbacks: Any) -> Any:
         return type(self)._factory(**callbacks)
+
+
+class TestToolcallAccumulatorConformance(AccumulatorConformanceTests):
+    """The conformance checks against the accumulator factory named on the command line."""
+
+    _factory: Any = None
+
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _bind_factory(cls, request: pytest.FixtureRequest) -> None:
+        try:
+            cls._factory = staticmethod(
+                load_factory(_spec(request.config, "toolcall_accumulator"), "--toolcall-accumulator")
+            )
+        except UsageError as error:
+            pytest.exit(f"toolcall-conformance: {error}", returncode=4)
+
+    def accumulator_factory(self) -> Any:
+        return type(self)._factory()
 
 
 class TestToolcallConverterConformance(ConverterConformanceTests):

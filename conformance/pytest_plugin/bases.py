@@ -5,20 +5,27 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
-from conformance.handler.capabilities import Capabilities
+from conformance.handler import CAPABILITY_OPTIONS, Capabilities, HandlerAdapter, TargetError
 from conformance.handler.checks import CHECKS
 from conformance.handler.runner import run_conformance
 from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
 from conformance.verdict import Check, Report
 from conformance.wire.cases import bundled_cassette_dir
 
-__all__ = ["ConverterConformanceTests", "FormatterConformanceTests", "HandlerConformanceTests"]
+__all__ = [
+    "AccumulatorConformanceTests",
+    "ConverterConformanceTests",
+    "FormatterConformanceTests",
+    "HandlerConformanceTests",
+    "capabilities_from_config",
+]
 
 MARKER = "toolcall_conformance"
 
@@ -65,10 +72,62 @@ def _profile_and_seed(cls: Any, config: pytest.Config) -> tuple[str, int]:
     return str(profile), seed
 
 
-class HandlerConformanceTests:
-    """Base class: one test per conformance check, against ``handler_factory``."""
+def capabilities_from_config(config: pytest.Config) -> Capabilities:
+    """The capabilities the ``--toolcall-*`` options and ``toolcall_*`` ini keys declare (CLI names)."""
+    values: dict[str, Any] = {}
+    for option in CAPABILITY_OPTIONS:
+        default = getattr(Capabilities(), option.field)
+        given = config.getoption("toolcall_" + option.field, default=None)
+        ini = str(config.getini(option.ini_key) or "").strip().lower()
+        if given:
+            values[option.field] = not default
+        elif ini:
+            if ini not in ("true", "false", "1", "0", "yes", "no"):
+                raise pytest.UsageError(f"ini key {option.ini_key} must be true or false, got {ini!r}")
+            values[option.field] = ini in ("true", "1", "yes")
+    text_format = (
+        config.getoption("toolcall_text_format", default=None) or config.getini("toolcall_text_format") or None
+    )
+    lag = config.getoption("toolcall_text_lag", default=None) or config.getini("toolcall_text_lag") or None
+    if text_format:
+        values["text_format"] = text_format
+        values["text_lag_chars"] = None
+    if lag:
+        values["text_lag_chars"] = None if str(lag).lower() == "none" else int(lag)
+    try:
+        return Capabilities(**values)
+    except (TypeError, ValueError) as error:
+        raise pytest.UsageError(f"toolcall-conformance capabilities: {error}") from error
 
-    capabilities: ClassVar[Capabilities] = Capabilities()
+
+def _run_target(cls: Any, config: pytest.Config, factory: Any, capabilities: Capabilities, label: str) -> Report:
+    profile, seed = _profile_and_seed(cls, config)
+    logging.disable(logging.CRITICAL)
+    try:
+        return run_conformance(
+            factory,
+            capabilities=capabilities,
+            profile=profile,
+            seed=seed,
+            adapter=getattr(cls, "adapter", None),
+            target=label,
+        )
+    except TargetError as error:
+        raise pytest.UsageError(f"toolcall-conformance cannot run {label}: {error}") from error
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+class HandlerConformanceTests:
+    """Base class: one test per conformance check, against ``handler_factory``.
+
+    ``capabilities`` (None: the ``--toolcall-no-*`` options and ``toolcall_*`` ini keys), ``adapter``
+    (a ``HandlerAdapter`` for a handler that is not seed-shaped), ``profile`` and ``seed`` are class
+    attributes; the same names as the command line's flags.
+    """
+
+    capabilities: ClassVar[Capabilities | None] = None
+    adapter: ClassVar[HandlerAdapter | None] = None
     profile: ClassVar[str | None] = None  # None: the --toolcall-profile option (default "ci")
     seed: ClassVar[int | None] = None
 
@@ -82,24 +141,41 @@ class HandlerConformanceTests:
 
     @pytest.fixture(scope="class")
     @classmethod
-    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
-        instance = cls()
-        config = request.config
-        profile, seed = _profile_and_seed(cls, config)
-        logging.disable(logging.CRITICAL)
-        try:
-            yield run_conformance(
-                instance.handler_factory,
-                capabilities=cls.capabilities,
-                profile=profile,
-                seed=seed,
-                target=type(instance).__name__,
-            )
-        finally:
-            logging.disable(logging.NOTSET)
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Report:
+        capabilities = cls.capabilities or capabilities_from_config(request.config)
+        return _run_target(cls, request.config, cls().handler_factory, capabilities, cls.__name__)
 
 
 _install_check_tests(HandlerConformanceTests, CHECKS)
+
+
+class AccumulatorConformanceTests:
+    """Base class: one test per check that applies to a final-result accumulator (``add``/``result``).
+
+    Override ``accumulator_factory()``; event checks are skipped by name (an accumulator has no events).
+    """
+
+    capabilities: ClassVar[Capabilities | None] = None
+    profile: ClassVar[str | None] = None
+    seed: ClassVar[int | None] = None
+
+    def accumulator_factory(self) -> Any:
+        """Return a fresh accumulator with ``add(chunk)`` and ``result()``."""
+        raise NotImplementedError("override accumulator_factory() to return a fresh accumulator")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _reject_unmarked_overrides(cls, CHECKS, "conformance")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Report:
+        declared = cls.capabilities or capabilities_from_config(request.config)
+        capabilities = replace(declared, events=False, callbacks=False, lifecycle=False)
+        return _run_target(cls, request.config, cls().accumulator_factory, capabilities, cls.__name__)
+
+
+_install_check_tests(AccumulatorConformanceTests, CHECKS)
 
 
 class ConverterConformanceTests:

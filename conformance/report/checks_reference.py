@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.converter import CONVERTER_CHECKS
 from conformance.handler.checks import CHECKS
+from conformance.handler.contract import RULES
 from conformance.roundtrip import ROUNDTRIP_CHECKS
 from conformance.verdict import Check
 from reference_impl.followup import FOLLOWUP_TARGETS
@@ -29,11 +30,26 @@ def render_checks_reference() -> str:
         "",
         "Each check has a stable id (used in reports, JUnit test names and `test_<id>` methods of",
         "`HandlerConformanceTests`). *Requires* names the capability a handler must declare for the check",
-        "to apply; without it the check is reported as skipped, never as passed.",
+        "to apply; without it the check is reported as skipped, never as passed. A check that applied to no",
+        "input is skipped too. *Rule* is the rule of the contract below that the check enforces.",
         "",
-        *_table(CHECKS),
+        "## The contract",
+        "",
+        "Every handler check enforces one of these rules. The *source* says where the design says it: a section",
+        "of the seed design (`shared/seeds/000`), or a correction of a seed defect backed by the bug taxonomy.",
+        "What a reference implementation merely chose (its id scheme, extra metadata, exact event timing",
+        "beyond these rules) is not a rule, and no check demands it. A failure that another check's failure on",
+        "the same run explains is reported under that check (*also failed only because of this*), not twice.",
+        "",
+        "| rule | what it says | source |",
+        "|------|--------------|--------|",
+        *[f"| {r.id} | {r.text} | {r.source} |" for r in RULES.values()],
+        "",
+        "## Handler checks",
+        "",
+        *_table(CHECKS, with_rule=True),
     ]
-    lines += _sections(CHECKS, "##")
+    lines += _sections(CHECKS, "###")
     lines += [
         "",
         "## Round-trip checks",
@@ -54,7 +70,7 @@ def render_checks_reference() -> str:
         "",
         "They check a *converter* (provider SDK stream events -> `ChunkResponse`;",
         "`toolcall-conformance run --converter`, `ConverterConformanceTests`,",
-        "`conformance.converter_suite.run_converter_conformance`) on recordings with expectations: the bundled",
+        "`conformance.converter.run_converter_conformance`) on recordings with expectations: the bundled",
         "cassettes and any `--cassette-dir`. A recording that lacks what a check compares (no usage sent, arguments",
         "sent whole, no signature or item id) is listed as not applicable to it (`not_applicable` in the JSON",
         "report), never counted as a pass; a check that applies to no recording is skipped.",
@@ -65,12 +81,16 @@ def render_checks_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _table(checks: Sequence[Check[Any]]) -> list[str]:
-    lines = ["| id | what it checks | requires | taxonomy |", "|----|----------------|----------|----------|"]
+def _table(checks: Sequence[Check[Any]], *, with_rule: bool = False) -> list[str]:
+    if with_rule:
+        lines = ["| id | what it checks | rule | requires | taxonomy |", "|----|----|----|----|----|"]
+    else:
+        lines = ["| id | what it checks | requires | taxonomy |", "|----|----------------|----------|----------|"]
     for check in checks:
         requires = ", ".join(sorted(check.requires)) or "-"
         taxonomy = ", ".join(check.taxonomy) or "-"
-        lines.append(f"| `{check.id}` | {check.title} | {requires} | {taxonomy} |")
+        rule = f" {check.rule or '-'} |" if with_rule else ""
+        lines.append(f"| `{check.id}` | {check.title} |{rule} {requires} | {taxonomy} |")
     return lines
 
 
@@ -83,6 +103,17 @@ def _sections(checks: Sequence[Check[Any]], heading: str) -> list[str]:
             "",
             f"**{check.title}.** {check.rationale}",
             "",
+            *([f"*Rule {check.rule}:* {RULES[check.rule].text}.", ""] if check.rule in RULES else []),
+            *(
+                [
+                    "*Reported under* "
+                    + ", ".join(f"`{c}`" for c in sorted(check.consequence_of))
+                    + " *when that fails too.*",
+                    "",
+                ]
+                if check.consequence_of
+                else []
+            ),
             f"*How to fix:* {check.how_to_fix}",
         ]
     return lines

@@ -1,45 +1,72 @@
-"""The terminal summary of a ``Report``: one line per check, then each failure with its counterexample."""
+"""The terminal summary of a ``Report``: one line per check, then each failure with its counterexamples."""
 
 from __future__ import annotations
 
-from conformance.verdict import Report
+from conformance.verdict import CheckResult, Report
 
 __all__ = ["render_terminal"]
 
+_MARKS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
+
+
+def _count(result: CheckResult) -> str:
+    """How often a failing check failed: runs and scenarios, as the suite counted them."""
+    runs = f"{result.failing_examples} of {result.examples_run} runs"
+    scenarios = f"{len(result.failing_scenarios)} of {result.scenarios_run} scenarios"
+    distinct = len(result.counterexamples)
+    kinds = f"; {distinct} distinct failures shown" if distinct > 1 else ""
+    return f"failed in {runs} ({scenarios}){kinds}"
+
+
+def _failure(result: CheckResult, where: str) -> list[str]:
+    lines = [
+        "",
+        f"--- {result.check.id}{where}: {result.check.title}",
+        f"why it matters: {result.check.rationale}",
+        _count(result),
+    ]
+    if result.consequences:
+        caused = ", ".join(f"{check} ({count} runs)" for check, count in sorted(result.consequences.items()))
+        lines.append(f"also failed only because of this: {caused}")
+    for number, counterexample in enumerate(result.counterexamples, start=1):
+        heading = "minimal counterexample" if len(result.counterexamples) == 1 else f"counterexample {number}"
+        lines += [f"{heading}:", *("  " + line for line in counterexample.text.splitlines())]
+    if not result.counterexamples and result.message:
+        lines.append(f"violation: {result.message}")
+    lines.append(f"how to fix: {result.check.how_to_fix}")
+    return lines
+
 
 def render_terminal(report: Report, *, verbose: bool = False) -> str:
-    """A summary grouped by check, with the first minimal counterexample of each failing check."""
+    """A summary grouped by target and check, then every failure with its smallest counterexamples."""
     lines = [
         f"toolcall-conformance: {report.target}",
         f"profile {report.profile}, seed {report.seed}: {report.scenarios} scenarios, "
-        f"{report.examples} handler runs in {report.seconds:.1f}s",
+        f"{report.examples} runs in {report.seconds:.1f}s",
         "",
     ]
     width = max((len(result.check.id) for result in report.results), default=10)
-    marks = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
     targets = list(dict.fromkeys(result.target for result in report.results))
     for target in targets:
         if len(targets) > 1:
             lines.append(f"{target}:")
         for result in (r for r in report.results if r.target == target):
             detail = result.skipped_reason if result.status == "skipped" else result.check.title
-            lines.append(f"  {marks[result.status]}  {result.check.id.ljust(width)}  {detail}")
+            lines.append(f"  {_MARKS[result.status]}  {result.check.id.ljust(width)}  {detail}")
         if len(targets) > 1:
             lines.append("")
     failed = report.by_status("failed")
     for result in failed:
-        where = f" [{result.target}]" if len(targets) > 1 else ""
-        lines += [
-            "",
-            f"--- {result.check.id}{where}: {result.check.title}",
-            f"why it matters: {result.check.rationale}",
-        ]
-        if result.counterexample:
-            lines += ["minimal counterexample:", *("  " + line for line in result.counterexample.splitlines())]
-        lines.append(f"how to fix: {result.check.how_to_fix}")
+        lines += _failure(result, f" [{result.target}]" if len(targets) > 1 else "")
+    if report.notes:
+        lines += ["", "consider:", *(f"  - {note}" for note in report.notes)]
+    if report.stopped:
+        lines += ["", f"STOPPED EARLY: {report.stopped}"]
     lines += [
         "",
         f"{len(report.by_status('passed'))} passed, {len(failed)} failed, {len(report.by_status('skipped'))} skipped",
-        "CONFORMANT" if report.conformant else "NOT CONFORMANT",
+        ("CONFORMANT" if not report.stopped else "INCOMPLETE (stopped early)")
+        if report.conformant
+        else "NOT CONFORMANT",
     ]
     return "\n".join(lines)

@@ -4,15 +4,27 @@ This is the ground floor of ``conformance``: the handler, converter and round-tr
 on it, and the reports, CLI and pytest plugin read it. It imports nothing else from the package.
 """
 
-from conformance.verdict.check import Check, CheckRegistry, CheckResult, Status
+from conformance.verdict.check import (
+    DEFAULT_COUNTEREXAMPLES,
+    Check,
+    CheckRegistry,
+    CheckResult,
+    Counterexample,
+    NotApplicable,
+    Status,
+    signature,
+)
 from conformance.verdict.profiles import PROFILES, Profile, resolve_profile, search_settings
 from conformance.verdict.report import Report, describe_factory, merge_reports
 
 __all__ = [
+    "DEFAULT_COUNTEREXAMPLES",
     "PROFILES",
     "Check",
     "CheckRegistry",
     "CheckResult",
+    "Counterexample",
+    "NotApplicable",
     "Profile",
     "Report",
     "Status",
@@ -20,4 +32,5 @@ __all__ = [
     "merge_reports",
     "resolve_profile",
     "search_settings",
+    "signature",
 ]

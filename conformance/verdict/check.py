@@ -2,11 +2,41 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-__all__ = ["Check", "CheckRegistry", "CheckResult", "Status"]
+__all__ = [
+    "DEFAULT_COUNTEREXAMPLES",
+    "Check",
+    "CheckRegistry",
+    "CheckResult",
+    "Counterexample",
+    "NotApplicable",
+    "Status",
+    "signature",
+]
+
+# How many distinct failures of one check a report shows by default (``--all-counterexamples``: all).
+DEFAULT_COUNTEREXAMPLES = 3
+
+# Quoted strings, lists, objects, numbers, and ids (``#...`` segment references, uuids): values
+# that differ from run to run without changing what kind of failure it is.
+_VALUES = re.compile(
+    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|\{[^}]*\}|#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?"
+)
+
+
+def signature(message: str) -> str:
+    """What kind of failure a violation message describes: the message with its values blanked.
+
+    Two failures with the same signature are the same bug on different data (``'read_'`` and
+    ``'get_'`` cut short); different signatures are distinct findings, each shown with its own
+    minimal counterexample.
+    """
+    return _VALUES.sub("_", message.splitlines()[0] if message else "")
+
 
 ContextT = TypeVar("ContextT")
 
@@ -15,12 +45,19 @@ ContextT = TypeVar("ContextT")
 Status = Literal["passed", "failed", "skipped"]
 
 
+class NotApplicable(Exception):
+    """Raised by a check when this input holds nothing it can judge (never counted as a pass)."""
+
+
 @dataclass(frozen=True)
 class Check(Generic[ContextT]):
     """One contract rule: ``run(context)`` returns violation messages, empty when the input conforms.
 
     ``requires`` names the capabilities a target must declare for the check to apply; ``taxonomy``
-    the bug classes of ``shared/research/bug-taxonomy.md`` it catches.
+    the bug classes of ``shared/research/bug-taxonomy.md`` it catches; ``rule`` the rule of the
+    design it enforces (an id of the suite's contract, e.g. ``conformance.handler.contract``);
+    ``consequence_of`` the checks whose failure on the same input explains this one's, so one root
+    cause is reported once.
     """
 
     id: str
@@ -30,6 +67,8 @@ class Check(Generic[ContextT]):
     run: Callable[[ContextT], list[str]]
     requires: frozenset[str] = field(default_factory=frozenset)
     taxonomy: tuple[str, ...] = ()
+    rule: str = ""
+    consequence_of: frozenset[str] = field(default_factory=frozenset)
 
 
 class CheckRegistry(Generic[ContextT]):
@@ -53,11 +92,25 @@ class CheckRegistry(Generic[ContextT]):
         how_to_fix: str,
         requires: frozenset[str] | set[str] = frozenset(),
         taxonomy: tuple[str, ...] = (),
+        rule: str = "",
+        consequence_of: frozenset[str] | set[str] = frozenset(),
     ) -> Callable[[Callable[[ContextT], list[str]]], Callable[[ContextT], list[str]]]:
         """Register the decorated function as the check ``check_id`` (ids are unique per registry)."""
 
         def register(run: Callable[[ContextT], list[str]]) -> Callable[[ContextT], list[str]]:
-            self.add(Check(check_id, title, rationale, how_to_fix, run, frozenset(requires), taxonomy))
+            self.add(
+                Check(
+                    check_id,
+                    title,
+                    rationale,
+                    how_to_fix,
+                    run,
+                    frozenset(requires),
+                    taxonomy,
+                    rule,
+                    frozenset(consequence_of),
+                )
+            )
             return run
 
         return register
@@ -87,22 +140,84 @@ class CheckRegistry(Generic[ContextT]):
 
 
 @dataclass
+class Counterexample:
+    """One minimal failing input of a check: the readable transcript, the violation, and (for
+    suites that can re-run it) the input itself (``run --save-failures``)."""
+
+    text: str
+    message: str
+    input: object | None = None
+
+
+@dataclass
 class CheckResult:
-    """The verdict of one check over every input it was run on."""
+    """The verdict of one check over every input it was run on.
+
+    ``examples_run`` counts the inputs the check applied to (a check with none is skipped, never
+    passed); ``failing_examples`` those it failed on, in ``failing_scenarios`` distinct scenarios;
+    ``counterexamples`` holds the smallest input of each distinct failure (capped);
+    ``consequences`` counts, per other check, the inputs where that check failed only because this
+    one did (reported here, not as a failure of its own).
+    """
 
     check: Check[Any]
     status: Status = "passed"
     message: str = ""
-    counterexample: str | None = None
     scenarios_run: int = 0
+    examples_run: int = 0
+    failing_examples: int = 0
+    failing_scenarios: set[str] = field(default_factory=set)
+    counterexamples: list[Counterexample] = field(default_factory=list)
+    consequences: dict[str, int] = field(default_factory=dict)
     skipped_reason: str = ""
     target: str = ""  # which handler, converter or formatter this verdict is about, when a report covers several
-    # The minimal failing input in the suite's own terms, kept so it can be saved and re-run
-    # (``run --save-failures``); the handler suite stores a ``conformance.handler.Counterexample``.
-    counterexample_input: object | None = None
     # Inputs the check could not apply to, each "<input>: <why>" (converter checks whose recording
     # lacks what they compare). Never counted in ``scenarios_run``.
     not_applicable: list[str] = field(default_factory=list)
+
+    @property
+    def counterexample(self) -> str | None:
+        """The first (smallest) counterexample, as text."""
+        return self.counterexamples[0].text if self.counterexamples else None
+
+    @property
+    def counterexample_input(self) -> object | None:
+        """The first counterexample's input, for suites that can save and re-run it."""
+        return self.counterexamples[0].input if self.counterexamples else None
+
+    def fail(
+        self,
+        message: str,
+        text: str,
+        failing_input: object | None = None,
+        *,
+        scenario: str = "",
+        keep: int | None = DEFAULT_COUNTEREXAMPLES,
+    ) -> None:
+        """Record one failing input: counted always; kept as a counterexample if its failure is new.
+
+        A failure whose ``signature`` is already shown is not kept twice; at most ``keep``
+        counterexamples are kept (``None``: all). The first message becomes the result's message.
+        """
+        if self.status != "failed":
+            self.status = "failed"
+            self.message = message
+        self.failing_examples += 1
+        if scenario:
+            self.failing_scenarios.add(scenario)
+        if self.shows(message) or (keep is not None and len(self.counterexamples) >= keep):
+            return
+        self.counterexamples.append(Counterexample(text, message, failing_input))
+
+    def shows(self, message: str) -> bool:
+        """Whether a counterexample of this kind of failure is already kept."""
+        wanted = signature(message)
+        return any(signature(kept.message) == wanted for kept in self.counterexamples)
+
+    def skip(self, reason: str) -> None:
+        """Mark the check as not applicable to this target, saying why."""
+        self.status = "skipped"
+        self.skipped_reason = reason
 
     def to_json(self) -> dict[str, Any]:
         """The documented JSON shape (``docs/report-schema.md``)."""
@@ -114,6 +229,12 @@ class CheckResult:
             "message": self.message or self.skipped_reason,
             "counterexample": self.counterexample,
             "scenarios_run": self.scenarios_run,
+            "examples_run": self.examples_run,
+            "failing_examples": self.failing_examples,
+            "failing_scenarios": len(self.failing_scenarios),
+            "counterexamples": [{"message": c.message, "text": c.text} for c in self.counterexamples],
+            "consequences": dict(self.consequences),
+            "rule": self.check.rule,
             "taxonomy": list(self.check.taxonomy),
         }
         if self.not_applicable:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hypothesis import HealthCheck, Phase, settings
+from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 
 __all__ = ["PROFILES", "Profile", "resolve_profile", "search_settings"]
@@ -36,9 +36,13 @@ def resolve_profile(profile: str | Profile) -> Profile:
         raise KeyError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}") from None
 
 
-def search_settings(max_examples: int, seed: int) -> Callable[[Callable[..., None]], Callable[..., None]]:
+def search_settings(
+    max_examples: int, seed: int, *, shrink: bool = True
+) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The hypothesis settings every search in the suite uses: seeded, no deadline, no database
-    (a run must be reproducible from --seed alone), generate then shrink to a minimal example."""
+    (a run must be reproducible from --seed alone), generate then (unless ``shrink`` is False)
+    shrink to a minimal example. Verbosity is fixed so a user's hypothesis profile cannot flood
+    the output of the suite's thousands of runs."""
 
     def apply(test: Callable[..., None]) -> Callable[..., None]:
         configured = settings(
@@ -46,8 +50,10 @@ def search_settings(max_examples: int, seed: int) -> Callable[[Callable[..., Non
             deadline=None,
             database=None,
             suppress_health_check=list(HealthCheck),
-            phases=(Phase.generate, Phase.shrink),
+            phases=(Phase.generate, Phase.shrink) if shrink else (Phase.generate,),
             report_multiple_bugs=False,
+            verbosity=Verbosity.quiet,
+            derandomize=False,
         )(test)
         seeded: Callable[..., None] = hypothesis_seed(seed)(configured)
         return seeded

@@ -22,6 +22,12 @@ class Report:
     scenarios: int = 0
     examples: int = 0
     seconds: float = 0.0
+    # Why the run stopped early (the user pressed Ctrl-C, the target hung), or "" when it ran to the end.
+    stopped: str = ""
+    # Advice for the reader (a capability flag that would explain a failure on every scenario).
+    notes: list[str] = field(default_factory=list)
+    # What produced the report, so a saved counterexample can name the same target again.
+    target_spec: dict[str, Any] = field(default_factory=dict)
 
     @property
     def conformant(self) -> bool:
@@ -42,6 +48,8 @@ class Report:
             "scenarios": self.scenarios,
             "examples": self.examples,
             "seconds": round(self.seconds, 3),
+            "stopped": self.stopped,
+            "notes": list(self.notes),
             "checks": [result.to_json() for result in self.results],
         }
 
@@ -56,6 +64,10 @@ def merge_reports(reports: Sequence[Report], title: str) -> Report:
         merged.scenarios += report.scenarios
         merged.examples += report.examples
         merged.seconds += report.seconds
+        merged.notes += report.notes
+        merged.stopped = merged.stopped or report.stopped
+    if len(reports) == 1:
+        merged.target_spec = dict(reports[0].target_spec)
     return merged
 
 
@@ -67,6 +79,7 @@ def describe_factory(factory: Callable[..., Any] | object) -> str:
     """
     module = getattr(factory, "__module__", None)
     qualname = getattr(factory, "__qualname__", None)
-    if isinstance(module, str) and isinstance(qualname, str) and "<" not in qualname:
+    if isinstance(module, str) and isinstance(qualname, str) and "<lambda>" not in qualname:
         return f"{module}:{qualname}"
-    return repr(factory)
+    text = repr(factory)
+    return text.split(" at 0x")[0].lstrip("<") if " at 0x" in text else text

@@ -8,7 +8,7 @@ one place:
 * when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
   even one whose arguments parse: the turn is incomplete and must be retried as a whole;
 * otherwise every valid call must come out with the same name, the provider's id (when the
-  provider sent one) and equal parsed arguments (compared as JSON, not as text), in order;
+  provider sent one) and equal parsed arguments (compared as JSON, not as text), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
 
 A body the SDK or library cannot read at all (a ``data:`` line that is not JSON, bytes that are
@@ -33,10 +33,20 @@ from reference_impl import (
     SegmentEvent,
     SegmentEventType,
     SegmentType,
+    StreamError,
+    TokenUsage,
+    ToolCallDelta,
 )
 from reference_impl.frozen import thaw
 
-__all__ = ["BodyReadError", "ReplayResult", "compare_outcomes", "outcome_from_events", "replay_body"]
+__all__ = [
+    "BodyReadError",
+    "ReplayResult",
+    "as_chunk_response",
+    "compare_outcomes",
+    "outcome_from_events",
+    "replay_body",
+]
 
 
 class BodyReadError(WireFormatError):
@@ -125,6 +135,50 @@ def _read_through(
         yield event
 
 
+def _read(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def as_chunk_response(chunk: Any) -> ChunkResponse:
+    """A converter's chunk as the contract's ``ChunkResponse``, whatever class the converter uses.
+
+    Users' converters produce their own chunk types (the seed's ``ChunkResponse`` lives in their
+    code base); they are read by duck typing: ``content``, ``reasoning``, ``tool_calls`` (each with
+    ``index``, ``call_id``, ``name``, ``arguments_delta``, ``provider_metadata``), ``is_complete``,
+    ``finish_reason``, ``usage`` (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) and
+    ``error`` (``kind``, ``message``). A value of the wrong type raises ``TypeError`` naming it.
+    """
+    if isinstance(chunk, ChunkResponse):
+        return chunk
+    deltas = _read(chunk, "tool_calls")
+    error = _read(chunk, "error")
+    usage = _read(chunk, "usage")
+    return ChunkResponse(
+        content=_read(chunk, "content") or "",
+        reasoning=_read(chunk, "reasoning"),
+        is_complete=bool(_read(chunk, "is_complete")),
+        usage=TokenUsage(
+            _read(usage, "prompt_tokens") or 0, _read(usage, "completion_tokens") or 0, _read(usage, "total_tokens")
+        )
+        if usage is not None
+        else None,
+        tool_calls=[
+            ToolCallDelta(
+                _read(d, "index"),
+                _read(d, "call_id"),
+                _read(d, "name"),
+                _read(d, "arguments_delta"),
+                provider_metadata=_read(d, "provider_metadata"),
+            )
+            for d in deltas
+        ]
+        if deltas is not None
+        else None,
+        finish_reason=_read(chunk, "finish_reason"),
+        error=StreamError(_read(error, "kind"), _read(error, "message") or "") if error is not None else None,
+    )
+
+
 def replay_body(
     body: Body,
     pieces: Iterable[bytes] | None = None,
@@ -168,7 +222,8 @@ def replay_body(
     passed = tuple(getattr(converter, "api_errors", ()) or ())
     handler = handler_factory()
     ending = Outcome(body.api)
-    for chunk in iter_chunks(converter, counted(_read_through(iter(events), passed, body.source, body.api))):
+    for produced in iter_chunks(converter, counted(_read_through(iter(events), passed, body.source, body.api))):
+        chunk = as_chunk_response(produced)
         if keep_chunks:
             result.chunks.append(chunk)
             result.chunk_events.append(current[0])
@@ -188,23 +243,38 @@ def _same_json(left: Any, right: Any) -> bool:
 
 
 def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
-    """Pair each expected call with an actual one by name and provider id, in order.
+    """Pair each expected call with an actual one: by provider id when the provider sent one, else
+    by name (and arguments) among the calls without a provider id, in order.
 
-    Calls are matched, not compared by position: the handler contract ends a no-argument call at
-    finalize (after calls that came later), so END order may differ from wire order. Wire order
-    itself is checked on the converter's output (``converter_indices_dense``).
+    Calls are matched, not compared by position, so one lost call is one finding; their order is
+    compared separately (calls keep wire order: ``_order_problems``).
     """
+    provider_ids = {call.call_id for call in expected.tool_calls if call.call_id}
     remaining = list(actual.tool_calls)
     pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
     for position, want in enumerate(expected.tool_calls):
-        match = next(
-            (got for got in remaining if got.name == want.name and (not want.call_id or got.call_id == want.call_id)),
-            None,
-        ) or next((got for got in remaining if got.name == want.name), None)
+        pool = (
+            [got for got in remaining if got.call_id == want.call_id]
+            if want.call_id
+            else [got for got in remaining if got.call_id not in provider_ids]
+        )
+        match = (
+            next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
+            or next((got for got in pool if got.name == want.name), None)
+            or next(iter(pool), None)
+        )
         if match is not None:
             remaining.remove(match)
         pairs.append((position, want, match))
     return pairs
+
+
+def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]) -> list[str]:
+    """Calls must come out in the order they first appeared on the wire (rule R10)."""
+    order = [next(i for i, got in enumerate(actual.tool_calls) if got is match) for _, _, match in pairs if match]
+    if order == sorted(order):
+        return []
+    return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
 def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
@@ -218,7 +288,9 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
             f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    for position, want, got in _pair_calls(expected, actual):
+    pairs = _pair_calls(expected, actual)
+    problems += _order_problems(actual, pairs)
+    for position, want, got in pairs:
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         if got is None:
             problems.append(f"{label}: no call with this name came out")

@@ -1,14 +1,16 @@
 """``ApiToolCallStreamingResponseHandler``: provider tool calls (``ChunkResponse.tool_calls``) -> segments.
 
 The correct version of seed 000 section 6. Differences from the seed, each a bug class in the
-taxonomy: calls are keyed by ``index`` but the provider id is adopted whenever it arrives (B04) and
-a *different* id on the same index is a protocol error, never a silent merge (B01); segment ids
-are always generated, so two calls that share a provider id stay two calls (B06); START waits
-until the name is known and the arguments begin, so it never says ``tool_name=None`` (A08) and a
-fragmented name is whole (A07); text segments follow the wire (C04); invalid, truncated or
-non-object arguments end in an error END and no invocation, never ``{}`` (D03, D05, D08); an
-abnormal stream end errors every open call (F06-F08). Cost is linear: argument fragments are
-kept in a list and joined once, at END.
+taxonomy: calls are keyed by ``index`` but the provider id is adopted whenever it arrives (B04),
+and a *different* id on an index that already has one starts a new call there, never a silent
+merge (B01: servers that put every parallel call on index 0 rely on it); segment ids are always
+generated, so two calls that share a provider id stay two calls (B06); START waits until the
+call's name can no longer grow (its arguments began, a later call appeared, or the stream
+ended), so a fragmented name is whole (A07, A08); calls are started, ended and invoked in the
+order they first appeared on the wire (G06, G07); text segments follow the wire (C04); invalid,
+truncated or non-object arguments end in an error END and no invocation, never ``{}`` (D03, D05,
+D08); an abnormal stream end errors every open call (F06-F08). Cost is linear: argument
+fragments are kept in a list and joined once, at END.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ class _ToolCallState:
     index: int
     segment_id: str
     call_id: str | None = None
-    conflicting_call_id: str | None = None
     name_parts: list[str] = field(default_factory=list)
     # Fragments already emitted as CONTENT, and fragments held back until START can be emitted.
     argument_parts: list[str] = field(default_factory=list)
@@ -54,12 +55,12 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
     Event contract (the conformance suite checks each point):
 
     * within a chunk: ``reasoning``, then ``content``, then ``tool_calls``;
-    * TOOL_CALL START metadata ``{"tool_name", "call_id"}``, emitted once the name is known and the
-      arguments begin (or at END when no arguments ever come, so a no-argument call ends after
-      calls that came later); arguments that arrive before the name are held and released right
-      after START;
+    * TOOL_CALL START metadata ``{"tool_name", "call_id"}``, emitted once the name can no longer
+      grow: the name is known and the arguments began, or a later call appeared, or the stream
+      ended; arguments that arrive before the name are held and released right after START;
     * one CONTENT per non-empty ``arguments_delta``, raw, in the ``feed`` that received it;
-    * ENDs at ``finalize()`` (or the ``is_complete`` chunk) in START order, text segment first;
+    * STARTs, ENDs and invocations in the order the calls first appeared on the wire; ENDs at
+      ``finalize()`` (or the ``is_complete`` chunk), text segment first;
       success: ``{"tool_name", "call_id", "arguments"}``; failure: ``{"tool_name", "call_id",
       "error", "raw_arguments"}`` plus ``truncated``/``incomplete``/``provider_error`` when the
       stream ended abnormally.
@@ -67,9 +68,9 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     def _init_stream_state(self) -> None:
         super()._init_stream_state()
+        # The call currently open on each index, and every call in the order it first appeared.
         self._tools: dict[int, _ToolCallState] = {}
-        # START order: the order in which ENDs are emitted.
-        self._started_order: list[_ToolCallState] = []
+        self._calls: list[_ToolCallState] = []
         self._stream_error: StreamError | None = None
 
     # -- feeding -------------------------------------------------------------------------------
@@ -89,22 +90,18 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     def _apply_delta(self, delta: ToolCallDelta) -> None:
         state = self._tools.get(delta.index)
-        if state is None:
-            state = _ToolCallState(index=delta.index, segment_id=self._new_segment_id())
-            self._tools[delta.index] = state
-
-        # Ids: adopt the first non-empty one whenever it arrives; a different one is a conflict.
-        if delta.call_id:
-            if state.call_id is None:
-                state.call_id = delta.call_id
-            elif delta.call_id != state.call_id and state.conflicting_call_id is None:
-                state.conflicting_call_id = delta.call_id
-                logger.warning(
-                    "tool call index %d changed id from %r to %r; the call will end with an error",
+        if state is None or (delta.call_id and state.call_id and delta.call_id != state.call_id):
+            if state is not None:
+                logger.info(
+                    "tool call index %d: id %r follows %r; starting a new call on the index",
                     delta.index,
-                    state.call_id,
                     delta.call_id,
+                    state.call_id,
                 )
+            state = self._open_call(delta.index)
+        # Ids: adopt the first non-empty one whenever it arrives.
+        if delta.call_id and state.call_id is None:
+            state.call_id = delta.call_id
 
         if delta.provider_metadata:
             # Later values win key by key, but a value is never replaced by an empty one (a Gemini
@@ -124,13 +121,29 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
         # START as soon as the name is known and the arguments have begun, in whichever order the
         # two arrived (a name-only delta after held arguments starts the call in that feed).
         if not state.started and state.name is not None and state.held_argument_parts:
-            self._start_tool(state)
+            self._start_through(state)
+
+    def _open_call(self, index: int) -> _ToolCallState:
+        """A call appears: every earlier call's name can no longer grow, so they all start first."""
+        if self._calls:
+            self._start_through(self._calls[-1])
+        state = _ToolCallState(index=index, segment_id=self._new_segment_id())
+        self._tools[index] = state
+        self._calls.append(state)
+        return state
+
+    def _start_through(self, last: _ToolCallState) -> None:
+        """Start every call up to ``last`` (in wire order) that has not started yet."""
+        for state in self._calls:
+            if not state.started:
+                self._start_tool(state)
+            if state is last:
+                return
 
     def _start_tool(self, state: _ToolCallState) -> None:
         """Emit START (ending any open text segment) and release arguments held until now."""
         self._close_text_segment()
         state.started = True
-        self._started_order.append(state)
         self._emit(
             SegmentEvent.start(state.segment_id, SegmentType.TOOL_CALL, tool_name=state.name, call_id=state.call_id)
         )
@@ -143,12 +156,11 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
 
     def _finish_stream(self) -> None:
         super()._finish_stream()
-        # Calls that never began their arguments (or never got a name) start now, in the
-        # order they first appeared, so every call gets exactly one START and one END.
-        for state in self._tools.values():
-            if not state.started:
-                self._start_tool(state)
-        for state in self._started_order:
+        # Calls that never began their arguments (or never got a name) start now; every call
+        # then ends, all in the order they first appeared on the wire.
+        if self._calls:
+            self._start_through(self._calls[-1])
+        for state in self._calls:
             self._emit(self._end_event(state))
 
     def _end_event(self, state: _ToolCallState) -> SegmentEvent:
@@ -172,11 +184,6 @@ class ApiToolCallStreamingResponseHandler(SegmentEmitterHandler):
         problem: str | None = None
         if state.name is None:
             problem = "the tool name never arrived"
-        elif state.conflicting_call_id is not None:
-            problem = (
-                f"protocol error: index {state.index} carried call id {state.call_id!r} and then "
-                f"{state.conflicting_call_id!r}; two calls on one index are never merged"
-            )
         parsed = parse_arguments(raw_arguments) if problem is None else None
         if isinstance(parsed, ArgumentsError):
             problem = parsed.message

@@ -32,11 +32,20 @@ Event contract:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from reference_impl.handlers.base import SegmentEmitterHandler, SegmentEventCallback, ToolInvocationCallback
-from reference_impl.parsers import DEFAULT_MAX_HOLDBACK_CHARS, PARSERS, TextToolParser, create_parser
-from reference_impl.parsers._base import ToolCallFailure, ToolResult
+from reference_impl.parsers import (
+    DEFAULT_MAX_HOLDBACK_CHARS,
+    PARSERS,
+    TextToolParser,
+    ToolCallFailure,
+    ToolCallSink,
+    ToolResult,
+    create_parser,
+)
 from reference_impl.types import ChunkResponse, SegmentEvent, SegmentType, StreamError
 
 __all__ = ["PARSER_NAMES", "ParsingStreamingResponseHandler"]
@@ -46,24 +55,24 @@ PARSER_NAMES: tuple[str, ...] = tuple(sorted(PARSERS))
 
 
 class _HandlerSink:
-    """Adapts a parser's output to the handler's emitters (keeps them off the public interface)."""
+    """A parser's output wired to the handler's emitters (which stay off the handler's public interface).
 
-    __slots__ = ("_handler",)
+    Built by the handler from its own bound methods, so the parser calls them directly.
+    """
 
-    def __init__(self, handler: ParsingStreamingResponseHandler) -> None:
-        self._handler = handler
+    __slots__ = ("text", "tool_content", "tool_end", "tool_start")
 
-    def text(self, delta: str) -> None:
-        self._handler._emit_text(SegmentType.TEXT, delta)
-
-    def tool_start(self, name: str | None) -> None:
-        self._handler._tool_start(name)
-
-    def tool_content(self, delta: str) -> None:
-        self._handler._tool_content(delta)
-
-    def tool_end(self, result: ToolResult) -> None:
-        self._handler._tool_end(result)
+    def __init__(
+        self,
+        text: Callable[[str], None],
+        tool_start: Callable[[str | None], None],
+        tool_content: Callable[[str], None],
+        tool_end: Callable[[ToolResult], None],
+    ) -> None:
+        self.text = text
+        self.tool_start = tool_start
+        self.tool_content = tool_content
+        self.tool_end = tool_end
 
 
 class ParsingStreamingResponseHandler(SegmentEmitterHandler):
@@ -91,7 +100,7 @@ class ParsingStreamingResponseHandler(SegmentEmitterHandler):
         self._parser_name = parser_name
         self._max_holdback_override = max_holdback_chars
         # Validates max_holdback_chars before any state exists.
-        create_parser(parser_name, _HandlerSink(self), max_holdback_chars)
+        create_parser(parser_name, self._parser_sink(), max_holdback_chars)
         super().__init__(on_segment_event, on_tool_invocation, segment_id_prefix)
 
     @property
@@ -108,7 +117,9 @@ class ParsingStreamingResponseHandler(SegmentEmitterHandler):
 
     def _init_stream_state(self) -> None:
         super()._init_stream_state()
-        self._parser: TextToolParser = create_parser(self._parser_name, _HandlerSink(self), self._max_holdback_override)
+        self._parser: TextToolParser = create_parser(
+            self._parser_name, self._parser_sink(), self._max_holdback_override
+        )
         self._tool_id: str | None = None
         self._tool_name: str | None = None
         self._tool_raw: list[str] = []
@@ -132,6 +143,11 @@ class ParsingStreamingResponseHandler(SegmentEmitterHandler):
         super()._finish_stream()
 
     # -- parser output -----------------------------------------------------------------------------
+
+    def _parser_sink(self) -> ToolCallSink:
+        return _HandlerSink(
+            partial(self._emit_text, SegmentType.TEXT), self._tool_start, self._tool_content, self._tool_end
+        )
 
     def _tool_start(self, name: str | None) -> None:
         self._close_text_segment()

@@ -42,6 +42,7 @@ from typing import Any, ClassVar, Protocol
 
 __all__ = [
     "FenceTracker",
+    "JsonStringSpan",
     "TextToolParser",
     "ToolCallFailure",
     "ToolCallSink",
@@ -124,6 +125,42 @@ class FenceTracker:
         """Whether a fence is open at a position whose character is not a backtick."""
         self.settle()
         return self.fence_len > 0
+
+
+_STRING_SPECIAL = re.compile(r'["\\]')
+
+
+class JsonStringSpan:
+    """Where a JSON string ends, over text fed in pieces: string- and escape-aware scans share it.
+
+    ``in_string``: the scan is inside a string; ``escaped``: the next character follows a backslash.
+    """
+
+    __slots__ = ("escaped", "in_string")
+
+    def __init__(self, in_string: bool = False) -> None:
+        self.in_string = in_string
+        self.escaped = False
+
+    def skip(self, text: str, pos: int, end: int) -> int:
+        """Consume string content from ``text[pos]`` through the closing quote, or to ``end``.
+
+        After the closing quote ``in_string`` is False.
+        """
+        while pos < end:
+            if self.escaped:
+                self.escaped = False
+                pos += 1
+                continue
+            match = _STRING_SPECIAL.search(text, pos, end)
+            if match is None:
+                return end
+            pos = match.end()
+            if text[pos - 1] == '"':
+                self.in_string = False
+                return pos
+            self.escaped = True
+        return pos
 
 
 # Entity grammar shared by the streaming XML tokenizer and ``decode_xml_entities``: ``&`` then 1-12

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -66,6 +67,7 @@ from reference_impl.parsers._base import (
     REJECT_SKIP,
     SKIP,
     WHITESPACE,
+    JsonStringSpan,
     TextToolParser,
     ToolCallFailure,
     ToolCallSink,
@@ -75,14 +77,13 @@ from reference_impl.parsers._base import (
 __all__ = ["JsonToolParser"]
 
 _WS_RUN = re.compile(r"[ \t\r\n]+")
-_STRING_RUN = re.compile(r'[^"\\]+')
+_STRING_SPECIAL = re.compile(r'["\\]')
 _SCALAR_RUN = re.compile(r"[0-9A-Za-z.+\-]+")
 _SCALAR_VALID = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null")
 _SCALAR_START = frozenset("-0123456789tfn")
 _HEX = frozenset("0123456789abcdefABCDEF")
 _SIMPLE_ESCAPES = frozenset('"\\/bfnrt')
 _LENIENT_SPECIAL = re.compile(r'[{}\[\]"]')
-_LENIENT_STRING_SPECIAL = re.compile(r'["\\]')
 # One decoder for string literals (keys, names, string-encoded arguments): control characters are
 # accepted inside strings, as in parse_arguments.
 _STRING_DECODER = json.JSONDecoder(strict=False)
@@ -150,78 +151,97 @@ class _JsonScanner:
     def scan(self, text: str, pos: int, end: int) -> int:
         """Consume ``text[pos:end]`` until the end, the value's end, an error or an interrupt."""
         self.interrupt = False
+        steps = self._STEPS
         while pos < end and not self.interrupt:
             if self.in_string:
                 pos = self._scan_string(text, pos, end)
-                continue
-            if self.in_scalar:
+            elif self.in_scalar:
                 match = _SCALAR_RUN.match(text, pos, end)
                 if match is not None:
                     self.scalar.append(match.group())
                     pos = match.end()
                 if pos < end:
                     self._end_scalar(pos)
-                continue
-            char = text[pos]
-            if char in WHITESPACE:
+            elif text[pos] in WHITESPACE:
                 match = _WS_RUN.match(text, pos, end)
                 assert match is not None
                 pos = match.end()
-                continue
-            expect = self.expect
-            if expect in (_E_VALUE, _E_VALUE_OR_CLOSE):
-                if char == "]" and expect == _E_VALUE_OR_CLOSE:
-                    pos = self._close(pos)
-                    continue
-                if char == "{":
-                    self._begin_value(K_OBJECT, pos)
-                    self.stack.append([True, None, 0])
-                    self.expect = _E_KEY_OR_CLOSE
-                elif char == "[":
-                    self._begin_value(K_ARRAY, pos)
-                    self.stack.append([False, None, 0])
-                    self.expect = _E_VALUE_OR_CLOSE
-                elif char == '"':
-                    capture = self._begin_value(K_STRING, pos)
-                    self.in_string = True
-                    self.string_is_key = False
-                    self.capture = [] if capture else None
-                elif char in _SCALAR_START:
-                    self._begin_value(K_SCALAR, pos)
-                    self.in_scalar = True
-                    self.scalar = []
-                    continue  # the scalar run takes this character
-                else:
-                    return self._error(f"expected a JSON value, found {char!r}", pos)
-                pos += 1
-            elif expect in (_E_KEY_OR_CLOSE, _E_KEY):
-                if char == '"':
-                    self.in_string = True
-                    self.string_is_key = True
-                    self.capture = [] if len(self.stack) <= self.key_depth else None
-                    pos += 1
-                elif char == "}" and expect == _E_KEY_OR_CLOSE:
-                    pos = self._close(pos)
-                else:
-                    return self._error(f"expected a string key, found {char!r}", pos)
-            elif expect == _E_COLON:
-                if char != ":":
-                    return self._error(f"expected ':' after a key, found {char!r}", pos)
-                self.expect = _E_VALUE
-                pos += 1
-            elif expect == _E_COMMA_OR_CLOSE:
-                is_object = self.stack[-1][0]
-                if char == ",":
-                    self.expect = _E_KEY if is_object else _E_VALUE
-                    pos += 1
-                elif char == ("}" if is_object else "]"):
-                    pos = self._close(pos)
-                else:
-                    closer = "'}'" if is_object else "']'"
-                    return self._error(f"expected ',' or {closer}, found {char!r}", pos)
-            else:  # pragma: no cover - the listener stops feeding a finished value
-                return pos
+            else:
+                pos = steps[self.expect](self, text, pos)
         return pos
+
+    # Structural steps: each examines the non-whitespace character at ``text[pos]`` for what the
+    # tokenizer expects next and returns the position after what it consumed (after an error: ``pos``).
+
+    def _value(self, text: str, pos: int) -> int:
+        char = text[pos]
+        if char == "]" and self.expect == _E_VALUE_OR_CLOSE:
+            return self._close(pos)
+        if char == "{":
+            self._begin_value(K_OBJECT, pos)
+            self.stack.append([True, None, 0])
+            self.expect = _E_KEY_OR_CLOSE
+        elif char == "[":
+            self._begin_value(K_ARRAY, pos)
+            self.stack.append([False, None, 0])
+            self.expect = _E_VALUE_OR_CLOSE
+        elif char == '"':
+            capture = self._begin_value(K_STRING, pos)
+            self.in_string = True
+            self.string_is_key = False
+            self.capture = [] if capture else None
+        elif char in _SCALAR_START:
+            self._begin_value(K_SCALAR, pos)
+            self.in_scalar = True
+            self.scalar = []
+            return pos  # the scalar run takes this character
+        else:
+            return self._error(f"expected a JSON value, found {char!r}", pos)
+        return pos + 1
+
+    def _key(self, text: str, pos: int) -> int:
+        char = text[pos]
+        if char == '"':
+            self.in_string = True
+            self.string_is_key = True
+            self.capture = [] if len(self.stack) <= self.key_depth else None
+            return pos + 1
+        if char == "}" and self.expect == _E_KEY_OR_CLOSE:
+            return self._close(pos)
+        return self._error(f"expected a string key, found {char!r}", pos)
+
+    def _colon(self, text: str, pos: int) -> int:
+        char = text[pos]
+        if char != ":":
+            return self._error(f"expected ':' after a key, found {char!r}", pos)
+        self.expect = _E_VALUE
+        return pos + 1
+
+    def _comma_or_close(self, text: str, pos: int) -> int:
+        char = text[pos]
+        is_object = self.stack[-1][0]
+        if char == ",":
+            self.expect = _E_KEY if is_object else _E_VALUE
+            return pos + 1
+        if char == ("}" if is_object else "]"):
+            return self._close(pos)
+        closer = "'}'" if is_object else "']'"
+        return self._error(f"expected ',' or {closer}, found {char!r}", pos)
+
+    def _finished(self, text: str, pos: int) -> int:  # pragma: no cover - the listener stops feeding a finished value
+        self.interrupt = True
+        return pos
+
+    # Indexed by the expectations _E_VALUE .. _E_DONE.
+    _STEPS: ClassVar[tuple[Callable[[_JsonScanner, str, int], int], ...]] = (
+        _value,
+        _value,
+        _key,
+        _key,
+        _colon,
+        _comma_or_close,
+        _finished,
+    )
 
     def _begin_value(self, kind: str, pos: int) -> bool:
         stack = self.stack
@@ -255,36 +275,47 @@ class _JsonScanner:
         self._end_value(pos)
 
     def _scan_string(self, text: str, pos: int, end: int) -> int:
-        capture = self.capture
-        while pos < end:
+        start = pos
+        if self.escape:  # the previous piece ended inside an escape sequence
+            pos = self._scan_escape(text, pos, end)
+        while pos < end and not self.interrupt:
+            match = _STRING_SPECIAL.search(text, pos, end)
+            if match is None:
+                pos = end
+                break
+            pos = match.start()
+            if text[pos] == '"':
+                if self.capture is not None:
+                    self.capture.append(text[start:pos])
+                self.in_string = False
+                self._end_string(pos + 1)
+                return pos + 1
+            if pos + 1 < end and text[pos + 1] in _SIMPLE_ESCAPES:  # a whole one-character escape
+                pos += 2
+                continue
+            # "\u", an invalid escape, or one cut by ``end``.
+            self.escape = 1
+            pos = self._scan_escape(text, pos + 1, end)
+        if self.capture is not None:
+            self.capture.append(text[start:pos])
+        return pos
+
+    def _scan_escape(self, text: str, pos: int, end: int) -> int:
+        """Consume the rest of an escape sequence (after its backslash), as far as ``end``."""
+        while pos < end and self.escape:
+            char = text[pos]
             escape = self.escape
-            if escape == 0:
-                match = _STRING_RUN.match(text, pos, end)
-                if match is not None:
-                    if capture is not None:
-                        capture.append(match.group())
-                    pos = match.end()
-                    if pos >= end:
-                        return pos
-                if text[pos] == '"':
-                    self.in_string = False
-                    self._end_string(pos + 1)
-                    return pos + 1
-                self.escape = 1  # a backslash
-            elif escape == 1:
-                char = text[pos]
+            if escape == 1:
                 if char == "u":
                     self.escape = 2
                 elif char in _SIMPLE_ESCAPES:
                     self.escape = 0
                 else:
                     return self._error(f"invalid escape '\\{char}' in a string", pos)
+            elif char not in _HEX:
+                return self._error("invalid \\u escape in a string", pos)
             else:
-                if text[pos] not in _HEX:
-                    return self._error("invalid \\u escape in a string", pos)
                 self.escape = 0 if escape == 5 else escape + 1
-            if capture is not None:
-                capture.append(text[pos])
             pos += 1
         return pos
 
@@ -328,6 +359,65 @@ _R_NONE = 0
 _R_CALL = 1
 _R_NAME = 2
 _R_ARGS = 3
+
+_Stack = list[list[Any]]  # _JsonScanner.stack: one [is_object, label, count] per open container
+
+# The roles of the members of the objects that hold a call's name and arguments.
+_TOOL_FIELDS = {"function": _R_NAME, "parameters": _R_ARGS}  # {"tool": {...}}
+_NAME_ARGS_FIELDS = {"name": _R_NAME, "args": _R_ARGS}
+_FUNCTION_FIELDS = {"name": _R_NAME, "arguments": _R_ARGS}  # {"tool_calls": [{"function": {...}}]}
+
+
+def _role_in_tool(stack: _Stack) -> int:
+    """``{"tool": {"function": NAME, "parameters": ARGS}}``: the role of the value starting under ``stack``."""
+    depth = len(stack)
+    if depth == 0:
+        return _R_CALL
+    if depth == 2 and stack[0][1] == "tool":
+        return _TOOL_FIELDS.get(stack[1][1], _R_NONE)
+    return _R_NONE
+
+
+def _role_in_name_args(stack: _Stack) -> int:
+    """``{"name": NAME, "args": ARGS}``."""
+    depth = len(stack)
+    if depth == 0:
+        return _R_CALL
+    if depth == 1:
+        return _NAME_ARGS_FIELDS.get(stack[0][1], _R_NONE)
+    return _R_NONE
+
+
+def _role_in_tool_calls(stack: _Stack) -> int:
+    """``{"tool_calls": [{"function": {"name": NAME, "arguments": ARGS}}, ...]}``."""
+    depth = len(stack)
+    if depth < 2 or stack[0][1] != "tool_calls" or not isinstance(stack[1][1], int):
+        return _R_NONE
+    if depth == 2:
+        return _R_CALL
+    if depth == 4 and stack[2][1] == "function":
+        return _FUNCTION_FIELDS.get(stack[3][1], _R_NONE)
+    return _R_NONE
+
+
+def _role_in_list(stack: _Stack) -> int:
+    """``[call, ...]``, each call a *name/args* or a *tool* object."""
+    depth = len(stack)
+    if depth == 1:
+        return _R_CALL
+    if depth == 2:
+        return _NAME_ARGS_FIELDS.get(stack[1][1], _R_NONE)
+    if depth == 3 and stack[1][1] == "tool":
+        return _TOOL_FIELDS.get(stack[2][1], _R_NONE)
+    return _R_NONE
+
+
+_ROLE_OF_SHAPE: dict[str, Callable[[_Stack], int]] = {
+    _SHAPE_TOOL: _role_in_tool,
+    _SHAPE_NAME_ARGS: _role_in_name_args,
+    _SHAPE_TOOL_CALLS: _role_in_tool_calls,
+    _SHAPE_LIST: _role_in_list,
+}
 
 # Parser modes (meaningful while a candidate, block or skipped value is being scanned).
 _M_CANDIDATE = 0
@@ -374,6 +464,7 @@ class JsonToolParser(TextToolParser):
         self._mode = _M_CANDIDATE
         self._decision = 0
         self._shape = ""
+        self._role_of: Callable[[_Stack], int] = _role_in_list
         self._root_is_array = False
         self._seg = _Segment()
         self._cur_text = ""
@@ -384,8 +475,7 @@ class JsonToolParser(TextToolParser):
         self._cap_from = 0
         self._lenient = False
         self._lenient_depth = 0
-        self._lenient_in_string = False
-        self._lenient_escaped = False
+        self._lenient_strings = JsonStringSpan()
 
     # -- candidate ---------------------------------------------------------------------------------
 
@@ -456,7 +546,7 @@ class JsonToolParser(TextToolParser):
             return self._candidate_value_start(kind, pos, stack)
         if depth > _KEY_DEPTH:
             return False
-        role = self._role(stack)
+        role = self._role_of(stack)
         if role == _R_CALL:
             self._begin_call(pos)
         elif role == _R_NAME:
@@ -488,7 +578,7 @@ class JsonToolParser(TextToolParser):
             assert parts is not None
             parts.append(self._cur_text[self._cap_from : after])
             self._capturing_args = False
-        if len(stack) <= _KEY_DEPTH and self._role(stack) == _R_CALL:
+        if len(stack) <= _KEY_DEPTH and self._role_of(stack) == _R_CALL:
             self._seg.value_closed = True
 
     def on_string(self, value: str, after: int) -> None:
@@ -550,6 +640,7 @@ class JsonToolParser(TextToolParser):
 
     def _commit_shape(self, shape: str) -> None:
         self._shape = shape
+        self._role_of = _ROLE_OF_SHAPE[shape]
         self._mode = _M_COMMITTED
         self._decision = _D_COMMIT
         self._scanner.interrupt = True
@@ -558,40 +649,6 @@ class JsonToolParser(TextToolParser):
         self._decision = _D_REJECT
         self._scanner.interrupt = True
         self._enter_skip()
-
-    def _role(self, stack: list[list[Any]]) -> int:
-        depth = len(stack)
-        shape = self._shape
-        if shape == _SHAPE_TOOL:
-            if depth == 0:
-                return _R_CALL
-            if depth == 2 and stack[0][1] == "tool":
-                label = stack[1][1]
-                return _R_NAME if label == "function" else _R_ARGS if label == "parameters" else _R_NONE
-        elif shape == _SHAPE_NAME_ARGS:
-            if depth == 0:
-                return _R_CALL
-            if depth == 1:
-                label = stack[0][1]
-                return _R_NAME if label == "name" else _R_ARGS if label == "args" else _R_NONE
-        elif shape == _SHAPE_TOOL_CALLS:
-            if depth < 2 or stack[0][1] != "tool_calls" or not isinstance(stack[1][1], int):
-                return _R_NONE
-            if depth == 2:
-                return _R_CALL
-            if depth == 4 and stack[2][1] == "function":
-                label = stack[3][1]
-                return _R_NAME if label == "name" else _R_ARGS if label == "arguments" else _R_NONE
-        else:  # list
-            if depth == 1:
-                return _R_CALL
-            if depth == 2:
-                label = stack[1][1]
-                return _R_NAME if label == "name" else _R_ARGS if label == "args" else _R_NONE
-            if depth == 3 and stack[1][1] == "tool":
-                label = stack[2][1]
-                return _R_NAME if label == "function" else _R_ARGS if label == "parameters" else _R_NONE
-        return _R_NONE
 
     # -- committed block ---------------------------------------------------------------------------
 
@@ -688,47 +745,31 @@ class JsonToolParser(TextToolParser):
         scanner = self._scanner
         self._lenient = True
         self._lenient_depth = len(scanner.stack)
-        self._lenient_in_string = scanner.in_string
-        self._lenient_escaped = False
+        self._lenient_strings = JsonStringSpan(in_string=scanner.in_string)
 
     def _scan_lenient(self, text: str, pos: int) -> int:
         """After a syntax error: string-aware bracket counting to the block's balancing bracket."""
         start = pos
         n = len(text)
+        strings = self._lenient_strings
         done = False
-        while pos < n:
-            if self._lenient_escaped:
-                self._lenient_escaped = False
-                pos += 1
-                continue
-            if self._lenient_in_string:
-                match = _LENIENT_STRING_SPECIAL.search(text, pos)
-                if match is None:
-                    pos = n
-                    break
-                pos = match.start()
-                if text[pos] == "\\":
-                    self._lenient_escaped = True
-                else:
-                    self._lenient_in_string = False
-                pos += 1
+        while pos < n and not done:
+            if strings.in_string:
+                pos = strings.skip(text, pos, n)
                 continue
             match = _LENIENT_SPECIAL.search(text, pos)
             if match is None:
                 pos = n
                 break
-            pos = match.start()
-            char = text[pos]
-            pos += 1
+            pos = match.end()
+            char = text[pos - 1]
             if char == '"':
-                self._lenient_in_string = True
+                strings.in_string = True
             elif char in "{[":
                 self._lenient_depth += 1
             else:
                 self._lenient_depth -= 1
-                if self._lenient_depth <= 0:
-                    done = True
-                    break
+                done = self._lenient_depth <= 0
         if pos > start:
             self._sink.tool_content(text[start:pos])
         if done:

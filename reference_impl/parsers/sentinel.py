@@ -26,6 +26,7 @@ The block's tool content is its raw text, opener and closer included.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import ClassVar
 
 from reference_impl.arguments import ArgumentsError, parse_arguments
@@ -36,6 +37,7 @@ from reference_impl.parsers._base import (
     OUTSIDE,
     SHIFT,
     WHITESPACE,
+    JsonStringSpan,
     TextToolParser,
     ToolCallFailure,
     ToolCallSink,
@@ -56,6 +58,8 @@ _S_WS = 1  # whitespace, then "{"
 _S_HEADER = 2  # inside the header object
 _S_AFTER = 3  # whitespace, then "]"
 _S_BRACKET = 4  # the second "]"
+
+_SEG_END_LEN = len(SEG_END)
 
 
 def _closer_step(index: int, char: str) -> tuple[int, bool]:
@@ -85,8 +89,7 @@ class SentinelToolParser(TextToolParser):
         self._ostate = _S_LITERAL
         self._oindex = 0
         self._depth = 0
-        self._in_string = False
-        self._escaped = False
+        self._strings = JsonStringSpan()  # strings in the header, then in the block's arguments
         self._header: list[str] = []
         self._name: str | None = None
         self._name_problem: str | None = None
@@ -102,77 +105,95 @@ class SentinelToolParser(TextToolParser):
         self._oindex = 0
 
     def _consume_candidate(self, text: str, pos: int, end: int) -> tuple[int, int]:
-        state = self._ostate
+        steps = self._OPENER_STEPS
         while pos < end:
-            if state == _S_HEADER:
-                status_pos = self._scan_header(text, pos, end)
-                self._header.append(text[pos:status_pos])
-                pos = status_pos
-                if self._depth == 0:
-                    state = _S_AFTER
-                continue
-            char = text[pos]
-            if state == _S_LITERAL:
-                index = self._oindex
-                if char == SEG_START[index]:
-                    self._oindex = index + 1
-                    if self._oindex == len(SEG_START):
-                        state = _S_WS
-                elif index == 2 and char == "[":
-                    # "[[[": the candidate continues one character later.
-                    return SHIFT, pos + 1
-                else:
-                    return FAIL, pos
-            elif state == _S_WS:
-                if char == "{":
-                    state = _S_HEADER
-                    self._depth = 1
-                    self._in_string = False
-                    self._escaped = False
-                    self._header = ["{"]
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            elif state == _S_AFTER:
-                if char == "]":
-                    state = _S_BRACKET
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            else:  # _S_BRACKET
-                if char != "]":
-                    return FAIL, pos
-                if not self._read_header():
-                    return FAIL, pos + 1  # a complete sentinel opener, but not a tool call: text
-                return COMPLETE, pos + 1
-            pos += 1
-        self._ostate = state
+            status, pos = steps[self._ostate](self, text, pos, end)
+            if status != MORE:
+                return status, pos
         return MORE, pos
+
+    # Each opener step consumes from ``text[pos]`` (``pos < end``) in the state it is named after and
+    # returns ``(status, position)`` as ``_consume_candidate`` does.
+
+    def _match_literal(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """``[[SEG_START``, case-sensitively."""
+        index = self._oindex
+        while pos < end:
+            char = text[pos]
+            if char != SEG_START[index]:
+                if index == 2 and char == "[":
+                    # "[[[": the candidate continues one character later, with "[[" matched.
+                    self._oindex = index
+                    return SHIFT, pos + 1
+                return FAIL, pos
+            pos += 1
+            index += 1
+            if index == len(SEG_START):
+                self._ostate = _S_WS
+                break
+        self._oindex = index
+        return MORE, pos
+
+    def _match_header_start(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """Whitespace, then the ``{`` that opens the header."""
+        char = text[pos]
+        if char == "{":
+            self._ostate = _S_HEADER
+            self._depth = 1
+            self._strings = JsonStringSpan()
+            self._header = ["{"]
+        elif char not in WHITESPACE:
+            return FAIL, pos
+        return MORE, pos + 1
+
+    def _match_header(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """The header object, up to and including its closing brace."""
+        new_pos = self._scan_header(text, pos, end)
+        self._header.append(text[pos:new_pos])
+        if self._depth == 0:
+            self._ostate = _S_AFTER
+        return MORE, new_pos
+
+    def _match_first_bracket(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """Whitespace, then the first ``]``."""
+        char = text[pos]
+        if char == "]":
+            self._ostate = _S_BRACKET
+        elif char not in WHITESPACE:
+            return FAIL, pos
+        return MORE, pos + 1
+
+    def _match_second_bracket(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """The second ``]``: the opener is complete; its header decides whether it begins a tool block."""
+        if text[pos] != "]":
+            return FAIL, pos
+        if not self._read_header():
+            return FAIL, pos + 1  # a complete sentinel opener, but not a tool call: text
+        return COMPLETE, pos + 1
+
+    # Indexed by the opener states _S_LITERAL .. _S_BRACKET.
+    _OPENER_STEPS: ClassVar[tuple[Callable[[SentinelToolParser, str, int, int], tuple[int, int]], ...]] = (
+        _match_literal,
+        _match_header_start,
+        _match_header,
+        _match_first_bracket,
+        _match_second_bracket,
+    )
 
     def _scan_header(self, text: str, pos: int, end: int) -> int:
         """Advance the header brace counter; stop after the closing brace or at ``end``."""
+        strings = self._strings
         while pos < end:
-            if self._escaped:
-                self._escaped = False
-                pos += 1
-                continue
-            if self._in_string:
-                match = _STRING_SPECIAL.search(text, pos, end)
-                if match is None:
-                    return end
-                pos = match.start()
-                if text[pos] == "\\":
-                    self._escaped = True
-                else:
-                    self._in_string = False
-                pos += 1
+            if strings.in_string:
+                pos = strings.skip(text, pos, end)
                 continue
             match = _HEADER_SPECIAL.search(text, pos, end)
             if match is None:
                 return end
-            pos = match.start()
-            char = text[pos]
-            pos += 1
+            pos = match.end()
+            char = text[pos - 1]
             if char == '"':
-                self._in_string = True
+                strings.in_string = True
             elif char == "{":
                 self._depth += 1
             elif char == "}":
@@ -200,8 +221,7 @@ class SentinelToolParser(TextToolParser):
         self._opener_len = len(opener)
         self._args = []
         self._closer_index = 0
-        self._in_string = False
-        self._escaped = False
+        self._strings = JsonStringSpan()
         self._start_tool(self._name, opener)
 
     # -- block -------------------------------------------------------------------------------------
@@ -209,23 +229,24 @@ class SentinelToolParser(TextToolParser):
     def _scan_block(self, text: str, pos: int) -> int:
         start = pos
         n = len(text)
-        done = False
+        strings = self._strings
         while pos < n:
-            if self._escaped:
-                self._escaped = False
+            # Strings are skipped inline (JsonStringSpan.skip, unrolled): this runs once per delta
+            # while a string argument streams.
+            if strings.escaped:
+                strings.escaped = False
                 pos += 1
                 continue
-            if self._in_string:
+            if strings.in_string:
                 match = _STRING_SPECIAL.search(text, pos)
                 if match is None:
                     pos = n
                     break
-                pos = match.start()
-                if text[pos] == "\\":
-                    self._escaped = True
+                pos = match.end()
+                if text[pos - 1] == "\\":
+                    strings.escaped = True
                 else:
-                    self._in_string = False
-                pos += 1
+                    strings.in_string = False
                 continue
             if self._closer_index == 0:
                 match = _ARGS_SPECIAL.search(text, pos)
@@ -233,26 +254,25 @@ class SentinelToolParser(TextToolParser):
                     pos = n
                     break
                 pos = match.start()
-            char = text[pos]
-            self._closer_index, consumed = _closer_step(self._closer_index, char)
-            if consumed:
-                pos += 1
-                if self._closer_index == len(SEG_END):
-                    done = True
-                    break
-            elif char == '"':
-                self._in_string = True
-                pos += 1
-            else:
-                pos += 1
-        if pos > start:
-            piece = text[start:pos]
-            self._args.append(piece)
-            self._sink.tool_content(piece)
-        if done:
+            pos = self._step_closer(text, pos)
+            if self._closer_index == _SEG_END_LEN:
+                break
+        # Every call consumes at least one character.
+        piece = text[start:pos]
+        self._args.append(piece)
+        self._sink.tool_content(piece)
+        if self._closer_index == _SEG_END_LEN:
             self._state = OUTSIDE
             self._sink.tool_end(self._result())
         return pos
+
+    def _step_closer(self, text: str, pos: int) -> int:
+        """Consume one character outside strings: a ``[`` or ``"``, or the next one of a partial ``[[SEG_END]]``."""
+        char = text[pos]
+        self._closer_index, consumed = _closer_step(self._closer_index, char)
+        if not consumed and char == '"':
+            self._strings.in_string = True
+        return pos + 1
 
     def _result(self) -> dict[str, object] | ToolCallFailure:
         if self._name_problem is not None:
@@ -267,7 +287,7 @@ class SentinelToolParser(TextToolParser):
         return parsed
 
     def _finish_block(self) -> None:
-        where = " inside a JSON string" if self._in_string else ""
+        where = " inside a JSON string" if self._strings.in_string else ""
         problem = f"; also: {self._name_problem}" if self._name_problem else ""
         self._state = OUTSIDE
         self._sink.tool_end(

@@ -27,6 +27,7 @@ reject the literal ``<`` that models write in code).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from reference_impl.parsers._base import (
@@ -55,41 +56,153 @@ _CLOSE_PREFIXES = frozenset(name[:i] for name in _CLOSE_NAMES for i in range(1, 
 _TEXT_SPECIAL = re.compile(r"[<&]")
 _ATTR_STOP = {'"': re.compile(r'["<]'), "'": re.compile(r"['<]")}
 
-# Opener matcher states.
-_O_LT = -1  # the "<" that started the candidate
-_O_TOOL = 0  # matching "tool" after "<"
-_O_WS1 = 1  # at least one whitespace character
-_O_WS = 2  # whitespace, then the attribute name
-_O_ATTR = 3  # matching "name"
-_O_EQ = 4  # whitespace, then "="
-_O_QUOTE = 5  # whitespace, then the opening quote
-_O_VALUE = 6  # inside the quoted value
-_O_END = 7  # whitespace, then ">" or "/"
-_O_SLASH = 8  # ">" after "/"
+_OPENER_WORD = "<tool"  # matched case-insensitively; the candidate starts at its "<"
 
 # In-block tokenizer states.
 _B_TEXT = 0
 _B_TAG = 1
 _B_ENTITY = 2
 
-# Tag matcher states (after "<").
-_T_START = 0  # first character: "/" or a letter
-_T_NAME = 1  # letters of the tag name
-_T_CLOSE_END = 2  # closing tag: whitespace, then ">"
-_T_OPEN_END = 3  # <arguments / <item: whitespace, then ">" or "/"
-_T_ARG_WS1 = 4  # <arg: at least one whitespace character
-_T_ARG_WS = 5  # whitespace, then "name"
-_T_ARG_ATTR = 6  # matching "name"
-_T_ARG_EQ = 7
-_T_ARG_QUOTE = 8
-_T_ARG_VALUE = 9
-_T_ARG_END = 10  # whitespace, then ">" or "/"
-_T_SLASH = 11  # ">" after "/"
+# _TagTail states: what follows a tag's name.
+_A_WS1 = 0  # <tool, <arg: at least one whitespace character
+_A_WS = 1  # whitespace, then "name"
+_A_ATTR = 2  # matching "name"
+_A_EQ = 3  # whitespace, then "="
+_A_QUOTE = 4  # whitespace, then the opening quote
+_A_VALUE = 5  # inside the quoted value
+_A_END = 6  # whitespace, then ">" or "/"
+_A_SLASH = 7  # ">" after "/"
+_A_CLOSE = 8  # closing tag: whitespace, then ">"
 
 # Tag matcher step results.
 _TAG_MORE = 0
 _TAG_DONE = 1
 _TAG_FAIL = 2
+
+
+class _TagTail:
+    """Matches what follows a tag's name, fed in pieces.
+
+    ``<tool`` and ``<arg`` (from ``_A_WS1``): ``WS+ name WS* = WS* quoted-value``, then as
+    ``<arguments`` and ``<item`` (from ``_A_END``): ``WS* >`` or ``WS* />``; a closing tag (from
+    ``_A_CLOSE``): ``WS* >``. The value may contain any character except ``<`` and its quote; it is
+    kept raw, entities undecoded.
+    """
+
+    __slots__ = ("index", "quote", "self_closing", "state", "value")
+
+    def __init__(self) -> None:
+        self.reset(_A_WS1)
+
+    def reset(self, state: int) -> None:
+        self.state = state
+        self.index = 0  # characters of "name" matched
+        self.quote = '"'
+        self.value: list[str] = []
+        self.self_closing = False
+
+    def feed(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        """Advance over ``text[pos:end]``; return ``(status, position)``.
+
+        ``(_TAG_DONE, after the ">")``, ``(_TAG_FAIL, at the offending character)`` or ``(_TAG_MORE, end)``.
+        """
+        steps = self._STEPS
+        while pos < end:
+            status, pos = steps[self.state](self, text, pos, end)
+            if status != _TAG_MORE:
+                return status, pos
+        return _TAG_MORE, pos
+
+    # Each step consumes from ``text[pos]`` (``pos < end``) in the state it is named after.
+
+    def _ws1(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        if text[pos] not in WHITESPACE:
+            return _TAG_FAIL, pos
+        self.state = _A_WS
+        return _TAG_MORE, pos + 1
+
+    def _ws_then_name(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        char = text[pos]
+        if char in "nN":
+            self.state = _A_ATTR
+            self.index = 1
+        elif char not in WHITESPACE:
+            return _TAG_FAIL, pos
+        return _TAG_MORE, pos + 1
+
+    def _name(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        if text[pos].lower() != "name"[self.index]:
+            return _TAG_FAIL, pos
+        self.index += 1
+        if self.index == 4:
+            self.state = _A_EQ
+        return _TAG_MORE, pos + 1
+
+    def _ws_then_equals(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        char = text[pos]
+        if char == "=":
+            self.state = _A_QUOTE
+        elif char not in WHITESPACE:
+            return _TAG_FAIL, pos
+        return _TAG_MORE, pos + 1
+
+    def _ws_then_quote(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        char = text[pos]
+        if char in "\"'":
+            self.quote = char
+            self.state = _A_VALUE
+        elif char not in WHITESPACE:
+            return _TAG_FAIL, pos
+        return _TAG_MORE, pos + 1
+
+    def _quoted_value(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        match = _ATTR_STOP[self.quote].search(text, pos, end)
+        stop = end if match is None else match.start()
+        if stop > pos:
+            self.value.append(text[pos:stop])
+        if stop >= end:
+            return _TAG_MORE, end
+        if text[stop] == "<":
+            return _TAG_FAIL, stop
+        self.state = _A_END
+        return _TAG_MORE, stop + 1
+
+    def _ws_then_end(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        char = text[pos]
+        if char == ">":
+            return _TAG_DONE, pos + 1
+        if char == "/":
+            self.self_closing = True
+            self.state = _A_SLASH
+        elif char not in WHITESPACE:
+            return _TAG_FAIL, pos
+        return _TAG_MORE, pos + 1
+
+    def _slash_end(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        if text[pos] != ">":
+            return _TAG_FAIL, pos
+        return _TAG_DONE, pos + 1
+
+    def _ws_then_close(self, text: str, pos: int, end: int) -> tuple[int, int]:
+        char = text[pos]
+        if char == ">":
+            return _TAG_DONE, pos + 1
+        if char not in WHITESPACE:
+            return _TAG_FAIL, pos
+        return _TAG_MORE, pos + 1
+
+    # Indexed by the states _A_WS1 .. _A_CLOSE.
+    _STEPS: ClassVar[tuple[Callable[[_TagTail, str, int, int], tuple[int, int]], ...]] = (
+        _ws1,
+        _ws_then_name,
+        _name,
+        _ws_then_equals,
+        _ws_then_quote,
+        _quoted_value,
+        _ws_then_end,
+        _slash_end,
+        _ws_then_close,
+    )
 
 
 class _Frame:
@@ -123,26 +236,21 @@ class XmlToolParser(TextToolParser):
 
     def __init__(self, sink: ToolCallSink, max_holdback_chars: int | None = None) -> None:
         super().__init__(sink, max_holdback_chars)
-        # Opener matcher.
-        self._ostate = _O_TOOL
+        # Opener matcher: the characters of "<tool" matched, then the tag's tail.
         self._oindex = 0
-        self._oquote = '"'
-        self._ovalue: list[str] = []
+        self._otail = _TagTail()
         self._oname = ""
-        self._oself_closing = False
         # Block tokenizer.
         self._bstate = _B_TEXT
         self._block_start = 0
         self._entity: list[str] = []
         self._entity_offset = 0
-        self._tstate = _T_START
+        # Tag matcher: "/" and the name, then the tag's tail.
+        self._tin_name = True
         self._tclosing = False
         self._tname = ""  # at most len("arguments") characters
-        self._tindex = 0
-        self._tquote = '"'
+        self._ttail = _TagTail()
         self._traw: list[str] = []
-        self._tvalue: list[str] = []
-        self._tself_closing = False
         self._toffset = 0
         self._stack: list[_Frame] = []
         self._seen_arguments = False
@@ -152,78 +260,25 @@ class XmlToolParser(TextToolParser):
     # -- opener ------------------------------------------------------------------------------------
 
     def _begin_candidate(self) -> None:
-        self._ostate = _O_LT
         self._oindex = 0
-        self._ovalue = []
-        self._oself_closing = False
+        self._otail.reset(_A_WS1)
 
     def _consume_candidate(self, text: str, pos: int, end: int) -> tuple[int, int]:
-        state = self._ostate
-        while pos < end:
-            char = text[pos]
-            if state == _O_VALUE:
-                match = _ATTR_STOP[self._oquote].search(text, pos, end)
-                stop = end if match is None else match.start()
-                if stop > pos:
-                    self._ovalue.append(text[pos:stop])
-                pos = stop
-                if pos >= end:
-                    break
-                if text[pos] == "<":
-                    self._ostate = state
-                    return FAIL, pos
-                self._oname = decode_xml_entities("".join(self._ovalue))
-                state = _O_END
-            elif state == _O_LT:
-                state = _O_TOOL  # the base class only starts a candidate at "<"
-            elif state == _O_TOOL:
-                if char.lower() != "tool"[self._oindex]:
-                    return FAIL, pos
-                self._oindex += 1
-                if self._oindex == 4:
-                    state = _O_WS1
-            elif state == _O_WS1:
-                if char not in WHITESPACE:
-                    return FAIL, pos
-                state = _O_WS
-            elif state == _O_WS:
-                if char in "nN":
-                    state = _O_ATTR
-                    self._oindex = 1
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            elif state == _O_ATTR:
-                if char.lower() != "name"[self._oindex]:
-                    return FAIL, pos
-                self._oindex += 1
-                if self._oindex == 4:
-                    state = _O_EQ
-            elif state == _O_EQ:
-                if char == "=":
-                    state = _O_QUOTE
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            elif state == _O_QUOTE:
-                if char in "\"'":
-                    self._oquote = char
-                    state = _O_VALUE
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            elif state == _O_END:
-                if char == ">":
-                    return COMPLETE, pos + 1
-                if char == "/":
-                    state = _O_SLASH
-                    self._oself_closing = True
-                elif char not in WHITESPACE:
-                    return FAIL, pos
-            else:  # _O_SLASH
-                if char != ">":
-                    return FAIL, pos
-                return COMPLETE, pos + 1
+        index = self._oindex
+        while index < len(_OPENER_WORD):
+            if pos >= end:
+                self._oindex = index
+                return MORE, pos
+            if text[pos].lower() != _OPENER_WORD[index]:
+                return FAIL, pos
+            index += 1
             pos += 1
-        self._ostate = state
-        return MORE, pos
+        self._oindex = index
+        status, pos = self._otail.feed(text, pos, end)
+        if status == _TAG_DONE:
+            self._oname = decode_xml_entities("".join(self._otail.value))
+            return COMPLETE, pos
+        return (FAIL if status == _TAG_FAIL else MORE), pos
 
     def _commit(self, text: str, pos: int) -> None:
         name = self._oname
@@ -235,7 +290,7 @@ class XmlToolParser(TextToolParser):
         self._error = None if name else "the <tool> opener has an empty name attribute"
         self._block_done = False
         self._bstate = _B_TEXT
-        if self._oself_closing:
+        if self._otail.self_closing:
             self._end_block()
 
     # -- block -------------------------------------------------------------------------------------
@@ -284,150 +339,100 @@ class XmlToolParser(TextToolParser):
                     self._add_text(text[pos:stop], self._abs(pos) - self._block_start)
                 if stop >= n:
                     return n
-                if text[stop] == "<":
-                    self._bstate = _B_TAG
-                    self._tstate = _T_START
-                    self._tclosing = False
-                    self._tname = ""
-                    self._traw = ["<"]
-                    self._tvalue = []
-                    self._tself_closing = False
-                    self._toffset = self._abs(stop) - self._block_start
-                else:
-                    self._bstate = _B_ENTITY
-                    self._entity = []
-                    self._entity_offset = self._abs(stop) - self._block_start
+                self._begin_markup(text[stop], self._abs(stop) - self._block_start)
                 pos = stop + 1
             elif state == _B_ENTITY:
-                char = text[pos]
-                if char == ";" and self._entity:
-                    body = "".join(self._entity)
-                    resolved = resolve_entity(body)
-                    self._add_text(f"&{body};" if resolved is None else resolved, self._entity_offset)
-                    self._bstate = _B_TEXT
-                    pos += 1
-                elif char in ENTITY_BODY_CHARS and len(self._entity) < ENTITY_MAX_BODY:
-                    self._entity.append(char)
-                    pos += 1
-                else:
-                    # Not an entity: "&" and the characters after it are literal; look at char again.
-                    self._add_text("&" + "".join(self._entity), self._entity_offset)
-                    self._bstate = _B_TEXT
+                pos = self._scan_entity(text, pos, n)
             else:
-                result, pos = self._tag_step(text, pos, n)
-                if result == _TAG_DONE:
-                    self._bstate = _B_TEXT
-                    self._apply_tag()
-                    if self._block_done:
-                        return pos
-                elif result == _TAG_FAIL:
-                    # Not a tag: "<" is literal; the rest of what was read has no "<" in it, only
-                    # possibly entities, so it is decoded as text; the failing character is examined again.
-                    self._bstate = _B_TEXT
-                    raw = "".join(self._traw)
-                    self._add_text("<", self._toffset)
-                    if len(raw) > 1:
-                        self._add_text(decode_xml_entities(raw[1:]), self._toffset + 1)
+                pos = self._scan_tag(text, pos, n)
+                if self._block_done:
+                    return pos
         return n
 
-    def _tag_step(self, text: str, pos: int, n: int) -> tuple[int, int]:
-        """Advance the tag matcher; return ``(result, position)``. On FAIL the position is not consumed."""
-        state = self._tstate
+    def _begin_markup(self, char: str, offset: int) -> None:
+        """A ``<`` or an ``&`` at ``offset`` in the block: what follows may be a tag or an entity."""
+        if char == "<":
+            self._bstate = _B_TAG
+            self._tin_name = True
+            self._tclosing = False
+            self._tname = ""
+            self._traw = ["<"]
+            self._toffset = offset
+        else:
+            self._bstate = _B_ENTITY
+            self._entity = []
+            self._entity_offset = offset
+
+    def _scan_entity(self, text: str, pos: int, n: int) -> int:
+        """After ``&``: the entity's body and ``;``, or literal text up to a character that ends it."""
+        entity = self._entity
         while pos < n:
             char = text[pos]
-            if state == _T_ARG_VALUE:
-                match = _ATTR_STOP[self._tquote].search(text, pos)
-                stop = n if match is None else match.start()
-                if stop > pos:
-                    piece = text[pos:stop]
-                    self._tvalue.append(piece)
-                    self._traw.append(piece)
-                pos = stop
-                if pos >= n:
-                    break
-                if text[pos] == "<":
-                    self._tstate = state
-                    return _TAG_FAIL, pos
-                state = _T_ARG_END
-                self._traw.append(text[pos])
-                pos += 1
-                continue
-            if state == _T_START:
-                if char == "/" and not self._tclosing:
-                    self._tclosing = True
-                elif char in _LETTERS:
-                    state = _T_NAME
-                    continue
-                else:
-                    return _TAG_FAIL, pos
-            elif state == _T_NAME:
-                prefixes = _CLOSE_PREFIXES if self._tclosing else _OPEN_PREFIXES
-                if char in _LETTERS:
-                    candidate = self._tname + char.lower()
-                    if candidate not in prefixes:
-                        return _TAG_FAIL, pos
-                    self._tname = candidate
-                else:
-                    names = _CLOSE_NAMES if self._tclosing else _OPEN_NAMES
-                    if self._tname not in names:
-                        return _TAG_FAIL, pos
-                    if self._tclosing:
-                        state = _T_CLOSE_END
-                    elif self._tname == "arg":
-                        state = _T_ARG_WS1
-                    else:
-                        state = _T_OPEN_END
-                    continue  # examine char in the new state
-            elif state == _T_CLOSE_END:
-                if char == ">":
-                    self._traw.append(char)
-                    return _TAG_DONE, pos + 1
-                if char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-            elif state in (_T_OPEN_END, _T_ARG_END):
-                if char == ">":
-                    self._traw.append(char)
-                    return _TAG_DONE, pos + 1
-                if char == "/":
-                    self._tself_closing = True
-                    state = _T_SLASH
-                elif char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-            elif state == _T_SLASH:
-                if char != ">":
-                    return _TAG_FAIL, pos
-                self._traw.append(char)
-                return _TAG_DONE, pos + 1
-            elif state == _T_ARG_WS1:
-                if char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-                state = _T_ARG_WS
-            elif state == _T_ARG_WS:
-                if char in "nN":
-                    state = _T_ARG_ATTR
-                    self._tindex = 1
-                elif char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-            elif state == _T_ARG_ATTR:
-                if char.lower() != "name"[self._tindex]:
-                    return _TAG_FAIL, pos
-                self._tindex += 1
-                if self._tindex == 4:
-                    state = _T_ARG_EQ
-            elif state == _T_ARG_EQ:
-                if char == "=":
-                    state = _T_ARG_QUOTE
-                elif char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-            elif state == _T_ARG_QUOTE:
-                if char in "\"'":
-                    self._tquote = char
-                    state = _T_ARG_VALUE
-                elif char not in WHITESPACE:
-                    return _TAG_FAIL, pos
-            self._traw.append(char)
+            if char == ";" and entity:
+                body = "".join(entity)
+                resolved = resolve_entity(body)
+                self._add_text(f"&{body};" if resolved is None else resolved, self._entity_offset)
+                self._bstate = _B_TEXT
+                return pos + 1
+            if char not in ENTITY_BODY_CHARS or len(entity) >= ENTITY_MAX_BODY:
+                # Not an entity: "&" and the characters after it are literal; look at char again.
+                self._add_text("&" + "".join(entity), self._entity_offset)
+                self._bstate = _B_TEXT
+                return pos
+            entity.append(char)
             pos += 1
-        self._tstate = state
+        return pos
+
+    def _scan_tag(self, text: str, pos: int, n: int) -> int:
+        """After ``<``: a tag, applied once complete, or literal text up to a character that ends it."""
+        start = pos
+        result = _TAG_MORE
+        if self._tin_name:
+            result, pos = self._match_tag_name(text, pos, n)
+        if result == _TAG_MORE and not self._tin_name:
+            result, pos = self._ttail.feed(text, pos, n)
+        self._traw.append(text[start:pos])  # what was read (on FAIL, not the failing character)
+        if result == _TAG_DONE:
+            self._bstate = _B_TEXT
+            self._apply_tag()
+        elif result == _TAG_FAIL:
+            # Not a tag: "<" is literal; the rest of what was read has no "<" in it, only
+            # possibly entities, so it is decoded as text; the failing character is examined again.
+            self._bstate = _B_TEXT
+            raw = "".join(self._traw)
+            self._add_text("<", self._toffset)
+            if len(raw) > 1:
+                self._add_text(decode_xml_entities(raw[1:]), self._toffset + 1)
+        return pos
+
+    def _match_tag_name(self, text: str, pos: int, n: int) -> tuple[int, int]:
+        """``/`` (a closing tag) and the letters of a known tag name; at its end, prepare its tail."""
+        while pos < n:
+            char = text[pos]
+            if char in _LETTERS:
+                candidate = self._tname + char.lower()
+                if candidate not in (_CLOSE_PREFIXES if self._tclosing else _OPEN_PREFIXES):
+                    return _TAG_FAIL, pos
+                self._tname = candidate
+            elif self._tname:
+                return self._end_tag_name(pos)
+            elif char == "/" and not self._tclosing:
+                self._tclosing = True
+            else:
+                return _TAG_FAIL, pos
+            pos += 1
+        return _TAG_MORE, pos
+
+    def _end_tag_name(self, pos: int) -> tuple[int, int]:
+        """The name ended before ``text[pos]``: fail unless it is a whole tag name, else match its tail."""
+        name = self._tname
+        if name not in (_CLOSE_NAMES if self._tclosing else _OPEN_NAMES):
+            return _TAG_FAIL, pos
+        if self._tclosing:
+            self._ttail.reset(_A_CLOSE)
+        else:
+            self._ttail.reset(_A_WS1 if name == "arg" else _A_END)
+        self._tin_name = False
         return _TAG_MORE, pos
 
     # -- building values ---------------------------------------------------------------------------
@@ -461,54 +466,71 @@ class XmlToolParser(TextToolParser):
         name = self._tname
         offset = self._toffset
         if self._tclosing and name == "tool":
-            self._block_done = True
-            if self._error is None and len(self._stack) > 1:
-                self._fail(offset, f"</tool> while {_describe(self._stack[-1])} is still open")
+            self._close_tool(offset)
+        elif self._error is not None:
             return
-        if self._error is not None:
-            return
+        elif self._tclosing:
+            self._close_element(name, offset)
+        elif name == "arguments":
+            self._open_arguments(offset)
+        else:
+            self._open_value_element(name, offset)
+
+    def _close_tool(self, offset: int) -> None:
+        self._block_done = True
+        if self._error is None and len(self._stack) > 1:
+            self._fail(offset, f"</tool> while {_describe(self._stack[-1])} is still open")
+
+    def _close_element(self, name: str, offset: int) -> None:
         stack = self._stack
         top = stack[-1]
-        if self._tclosing:
-            if top.kind != name:
-                expected = f"</{top.kind}>" if top.kind != "tool" else "</tool>"
-                self._fail(offset, f"unexpected </{name}> (expected {expected})")
-                return
-            stack.pop()
-            if name != "arguments":
-                self._store(top, self._value_of(top), offset)
+        if top.kind != name:
+            expected = f"</{top.kind}>" if top.kind != "tool" else "</tool>"
+            self._fail(offset, f"unexpected </{name}> (expected {expected})")
             return
-        if name == "arguments":
-            if top.kind != "tool" or self._seen_arguments:
-                self._fail(offset, "<arguments> is allowed once, directly inside <tool>")
-                return
-            self._seen_arguments = True
-            if not self._tself_closing:
-                stack.append(_Frame("arguments", offset, obj=top.obj))
+        stack.pop()
+        if name != "arguments":
+            self._store(top, self._value_of(top), offset)
+
+    def _open_arguments(self, offset: int) -> None:
+        top = self._stack[-1]
+        if top.kind != "tool" or self._seen_arguments:
+            self._fail(offset, "<arguments> is allowed once, directly inside <tool>")
             return
-        if name == "arg":
-            key = decode_xml_entities("".join(self._tvalue))
-            if top.kind in ("arg", "item"):
-                if top.lst is not None or top.has_text:
-                    self._fail(offset, f"{_describe(top)} mixes <arg> children with other content")
-                    return
-                if top.obj is None:
-                    top.obj = {}
-            frame = _Frame("arg", offset, key=key)
-        else:  # item
-            if top.kind not in ("arg", "item"):
-                self._fail(offset, "<item> outside an <arg> or <item> element")
-                return
-            if top.obj is not None or top.has_text:
-                self._fail(offset, f"{_describe(top)} mixes <item> children with other content")
-                return
-            if top.lst is None:
-                top.lst = []
-            frame = _Frame("item", offset)
-        if self._tself_closing:
+        self._seen_arguments = True
+        if not self._ttail.self_closing:
+            self._stack.append(_Frame("arguments", offset, obj=top.obj))
+
+    def _open_value_element(self, name: str, offset: int) -> None:
+        """``<arg name=...>`` or ``<item>``: a child of the open element (which becomes an object or a list)."""
+        top = self._stack[-1]
+        frame = self._new_arg(top, offset) if name == "arg" else self._new_item(top, offset)
+        if frame is None:
+            return
+        if self._ttail.self_closing:
             self._store(frame, "", offset)
         else:
-            stack.append(frame)
+            self._stack.append(frame)
+
+    def _new_arg(self, top: _Frame, offset: int) -> _Frame | None:
+        if top.kind in ("arg", "item"):
+            if top.lst is not None or top.has_text:
+                self._fail(offset, f"{_describe(top)} mixes <arg> children with other content")
+                return None
+            if top.obj is None:
+                top.obj = {}
+        return _Frame("arg", offset, key=decode_xml_entities("".join(self._ttail.value)))
+
+    def _new_item(self, top: _Frame, offset: int) -> _Frame | None:
+        if top.kind not in ("arg", "item"):
+            self._fail(offset, "<item> outside an <arg> or <item> element")
+            return None
+        if top.obj is not None or top.has_text:
+            self._fail(offset, f"{_describe(top)} mixes <item> children with other content")
+            return None
+        if top.lst is None:
+            top.lst = []
+        return _Frame("item", offset)
 
     @staticmethod
     def _value_of(frame: _Frame) -> Any:

@@ -1,8 +1,12 @@
 """Deliberately broken API tool-call handlers: one realistic bug each, from the taxonomy's mutants.
 
 Each mutant subclasses the reference handler and changes as little as possible to plant its bug,
-so a catch proves the suite sees *that* bug and not some unrelated breakage. ``MUTANTS`` maps a
-name to (taxonomy classes, the check ids that should catch it, factory).
+so a catch proves the suite sees *that* bug and not some unrelated breakage. ``MUTANTS`` lists each
+with its taxonomy classes and its *primary* check: the one check whose failure names the bug
+(others may fail too). Every handler check is the primary check of at least one mutant.
+
+The mutants reach into the reference handler's private state (``_ToolCallState``, ``_calls``,
+``_tools``): that is the seam a planted bug needs, and a mutant is test code, never shipped.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from reference_impl.handlers.api_tool_call import _ToolCallState
 class Mutant:
     name: str
     taxonomy: tuple[str, ...]
-    caught_by: frozenset[str]
+    primary: str  # the check whose failure names this bug
     factory: Callable[..., Any]
     description: str
 
@@ -79,9 +83,14 @@ class ProviderIdAsSegmentId(_Base):
     """The seed's `seg_id = call_id or uuid`: duplicate provider ids share a segment (B06)."""
 
     def _apply_delta(self, delta: Any) -> None:
-        if delta.index not in self._tools and delta.call_id:
-            self._tools[delta.index] = _ToolCallState(index=delta.index, segment_id=delta.call_id)
-        super()._apply_delta(delta)
+        self._provider_id = delta.call_id
+        try:
+            super()._apply_delta(delta)
+        finally:
+            self._provider_id = None
+
+    def _new_segment_id(self) -> str:
+        return getattr(self, "_provider_id", None) or super()._new_segment_id()
 
 
 class UuidPerDelta(_Base):
@@ -195,7 +204,7 @@ class DropTextAfterTools(_Base):
     """Text that arrives after a tool call started is dropped (E04-like loss)."""
 
     def _emit_text(self, segment_type: SegmentType, delta: str) -> None:
-        if segment_type is SegmentType.TEXT and self._started_order:
+        if segment_type is SegmentType.TEXT and any(state.started for state in self._calls):
             return
         super()._emit_text(segment_type, delta)
 
@@ -276,7 +285,7 @@ class EndsInReverseOrder(_Base):
     """Tool ENDs come in reverse START order (G06)."""
 
     def _finish_stream(self) -> None:
-        self._started_order.reverse()
+        self._calls.reverse()
         super()._finish_stream()
 
 
@@ -287,7 +296,7 @@ class BufferArgsUntilEnd(_Base):
         if event.segment_type is SegmentType.TOOL_CALL and event.event_type.name == "CONTENT":
             return
         if event.segment_type is SegmentType.TOOL_CALL and event.event_type.name == "END":
-            state = next((s for s in self._started_order if s.segment_id == event.segment_id), None)
+            state = next((s for s in self._calls if s.segment_id == event.segment_id), None)
             if state is not None and state.argument_parts:
                 super()._emit(
                     SegmentEvent.content(event.segment_id, SegmentType.TOOL_CALL, "".join(state.argument_parts))
@@ -303,7 +312,6 @@ class EndWhenParsable(_Base):
         state = self._tools[delta.index]
         if (
             state.started
-            and state in self._started_order
             and isinstance(parse_arguments("".join(state.argument_parts)), dict)
             and "".join(state.argument_parts).strip()
         ):
@@ -394,6 +402,59 @@ class RaiseFromFinalize(_Base):
         return super()._end_event(state)
 
 
+class MisplacedMetadata(_Base):
+    """START/END data at the top of the payload instead of in payload['metadata'] (a consumer reads nothing)."""
+
+    def _emit(self, event: SegmentEvent) -> None:
+        if event.event_type.name in ("START", "END") and event.metadata:
+            event = SegmentEvent(event.event_type, event.segment_id, event.segment_type, dict(event.metadata))
+        super()._emit(event)
+
+
+class ReturnNothingFromFeed(_Base):
+    """feed() records its events but returns [] (consumers of the return value see nothing)."""
+
+    def feed(self, chunk: ChunkResponse) -> list[SegmentEvent]:
+        super().feed(chunk)
+        return []
+
+
+class CallbackSkipsEnds(_Base):
+    """on_segment_event is not called for END events (a UI never sees calls finish)."""
+
+    def _emit(self, event: SegmentEvent) -> None:
+        if event.event_type.name != "END":
+            super()._emit(event)
+            return
+        callback, self._on_segment_event = self._on_segment_event, None
+        try:
+            super()._emit(event)
+        finally:
+            self._on_segment_event = callback
+
+
+class HangOnTrailingBackslash(_Base):
+    """An unescaping loop that never advances when a fragment ends in a backslash (hangs the agent)."""
+
+    def _apply_delta(self, delta: Any) -> None:
+        text = delta.arguments_delta or ""
+        position = 0
+        while text.endswith("\\") and position < len(text):
+            position += 0  # the bug: the escape is never consumed
+        super()._apply_delta(delta)
+
+
+class StripArgumentFragments(_Base):
+    """CONTENT carries each argument fragment stripped of whitespace: the UI shows text the provider never sent."""
+
+    def _emit(self, event: SegmentEvent) -> None:
+        if event.segment_type is SegmentType.TOOL_CALL and event.event_type.name == "CONTENT":
+            if not event.delta.strip():
+                return
+            event = SegmentEvent.content(event.segment_id, SegmentType.TOOL_CALL, event.delta.strip())
+        super()._emit(event)
+
+
 class IgnoreStreamErrors(_Base):
     """IGNORE_LENGTH_STOP / IGNORE_ERROR_EVENTS: ChunkResponse.error is ignored (F06-F08)."""
 
@@ -408,52 +469,48 @@ class IgnoreStreamErrors(_Base):
         super()._process_chunk(chunk)
 
 
-def _mutant(name: str, taxonomy: tuple[str, ...], caught_by: set[str], factory: Callable[..., Any]) -> Mutant:
+def _mutant(name: str, taxonomy: tuple[str, ...], primary: str, factory: Callable[..., Any]) -> Mutant:
     doc = (getattr(factory, "__doc__", None) or name).strip().splitlines()[0]
-    return Mutant(name, taxonomy, frozenset(caught_by), factory, doc)
+    return Mutant(name, taxonomy, primary, factory, doc)
 
 
 MUTANTS: tuple[Mutant, ...] = (
-    _mutant("key_by_id", ("B06",), {"segment_per_call", "invocations_match_stream"}, KeyById),
-    _mutant(
-        "ignore_id_change", ("B01", "A02"), {"invalid_arguments_flagged", "invocations_match_stream"}, IgnoreIdChange
-    ),
-    _mutant("id_only_at_start", ("B04", "G01"), {"provider_ids_kept", "invocations_match_stream"}, IdOnlyAtStart),
-    _mutant(
-        "segment_id_as_invocation_id",
-        ("G01",),
-        {"provider_ids_kept", "invocations_match_stream"},
-        SegmentIdAsInvocationId,
-    ),
-    _mutant("provider_id_as_segment_id", ("B06",), {"segment_lifecycle", "segment_per_call"}, ProviderIdAsSegmentId),
-    _mutant("uuid_per_delta", ("B03",), {"segment_lifecycle", "segment_per_call"}, UuidPerDelta),
-    _mutant("route_to_last", ("B02",), {"invocations_match_stream", "argument_integrity"}, RouteToLast),
-    _mutant("drop_idless", ("B05",), {"invocations_match_stream", "segment_per_call"}, DropIdless),
-    _mutant("name_concat", ("A06",), {"tool_names_whole", "invocations_match_stream"}, NameConcat),
-    _mutant("name_overwrite", ("A07",), {"tool_names_whole", "invocations_match_stream"}, NameOverwrite),
-    _mutant("empty_name_overwrites", ("A05",), {"tool_names_whole", "invocations_match_stream"}, EmptyNameOverwrites),
-    _mutant("start_on_first_delta", ("A08",), {"tool_names_whole"}, StartOnFirstDelta),
-    _mutant("single_text_segment", ("C04",), {"text_segments_follow_wire"}, SingleTextSegment),
-    _mutant("thought_as_text", ("C05",), {"reasoning_conserved", "text_conserved"}, ThoughtAsText),
-    _mutant("content_before_reasoning", ("C05",), {"text_and_reasoning_in_wire_order"}, ContentBeforeReasoning),
-    _mutant("drop_text_after_tools", ("E04",), {"text_conserved"}, DropTextAfterTools),
-    _mutant("buffer_text", ("C04",), {"text_streams_within_lag", "text_segments_follow_wire"}, BufferText),
-    _mutant("no_finalized_flag", ("C06",), {"finalize_idempotent", "feed_after_finalize_raises"}, NoFinalizedFlag),
-    _mutant("feed_after_finalize_accepted", ("C06",), {"feed_after_finalize_raises"}, FeedAfterFinalizeAccepted),
-    _mutant("unguarded_callback", ("C06",), {"callbacks_isolated"}, UnguardedCallback),
-    _mutant("returns_internal_list", ("C06",), {"get_all_returns_copies"}, ReturnsInternalList),
-    _mutant("no_reset_of_invocations", ("B07",), {"reset_behaves_like_new"}, NoResetOfInvocations),
-    _mutant("ends_in_reverse_order", ("G06",), {"tool_ends_in_start_order"}, EndsInReverseOrder),
-    _mutant("buffer_args_until_end", ("C07",), {"arguments_stream_incrementally"}, BufferArgsUntilEnd),
-    _mutant("end_when_parsable", ("C02",), {"segment_lifecycle", "invalid_arguments_flagged"}, EndWhenParsable),
-    _mutant(
-        "decode_error_to_empty", ("D03", "D07"), {"invalid_arguments_flagged"}, _with_parser(_decode_error_to_empty)
-    ),
-    _mutant("loads_empty", ("D02",), {"invocations_match_stream"}, _with_parser(_loads_empty)),
-    _mutant("accept_non_object", ("D05",), {"invalid_arguments_flagged"}, _with_parser(_accept_non_object)),
-    _mutant("raw_decode_first", ("D08",), {"invalid_arguments_flagged"}, _with_parser(_raw_decode_first)),
-    _mutant("partial_parse_at_end", ("D04",), {"invalid_arguments_flagged"}, _with_parser(_partial_parse)),
-    _mutant("parse_each_fragment", ("D01",), {"invocations_match_stream"}, ParseEachFragment),
-    _mutant("raise_from_finalize", ("D09",), {"no_crash"}, RaiseFromFinalize),
-    _mutant("ignore_stream_errors", ("F06", "F07", "F08"), {"invalid_arguments_flagged"}, IgnoreStreamErrors),
+    _mutant("key_by_id", ("B06",), "segment_per_call", KeyById),
+    _mutant("ignore_id_change", ("B01", "A02"), "segment_per_call", IgnoreIdChange),
+    _mutant("id_only_at_start", ("B04", "G01"), "provider_ids_kept", IdOnlyAtStart),
+    _mutant("segment_id_as_invocation_id", ("G01",), "provider_ids_kept", SegmentIdAsInvocationId),
+    _mutant("provider_id_as_segment_id", ("B06",), "segment_lifecycle", ProviderIdAsSegmentId),
+    _mutant("uuid_per_delta", ("B03",), "segment_lifecycle", UuidPerDelta),
+    _mutant("route_to_last", ("B02",), "invocations_match_stream", RouteToLast),
+    _mutant("drop_idless", ("B05",), "segment_per_call", DropIdless),
+    _mutant("name_concat", ("A06",), "tool_names_whole", NameConcat),
+    _mutant("name_overwrite", ("A07",), "tool_names_whole", NameOverwrite),
+    _mutant("empty_name_overwrites", ("A05",), "tool_names_whole", EmptyNameOverwrites),
+    _mutant("start_on_first_delta", ("A08",), "tool_names_whole", StartOnFirstDelta),
+    _mutant("single_text_segment", ("C04",), "text_segments_follow_wire", SingleTextSegment),
+    _mutant("thought_as_text", ("C05",), "reasoning_conserved", ThoughtAsText),
+    _mutant("content_before_reasoning", ("C05",), "text_and_reasoning_in_wire_order", ContentBeforeReasoning),
+    _mutant("drop_text_after_tools", ("E04",), "text_conserved", DropTextAfterTools),
+    _mutant("buffer_text", ("C04",), "text_streams_within_lag", BufferText),
+    _mutant("no_finalized_flag", ("C06",), "finalize_idempotent", NoFinalizedFlag),
+    _mutant("feed_after_finalize_accepted", ("C06",), "feed_after_finalize_raises", FeedAfterFinalizeAccepted),
+    _mutant("unguarded_callback", ("C06",), "callbacks_isolated", UnguardedCallback),
+    _mutant("callback_skips_ends", ("C06",), "callbacks_see_returned_events", CallbackSkipsEnds),
+    _mutant("returns_internal_list", ("C06",), "get_all_returns_copies", ReturnsInternalList),
+    _mutant("return_nothing_from_feed", ("C06",), "returned_events_are_all_events", ReturnNothingFromFeed),
+    _mutant("no_reset_of_invocations", ("B07",), "reset_behaves_like_new", NoResetOfInvocations),
+    _mutant("ends_in_reverse_order", ("G06",), "calls_in_wire_order", EndsInReverseOrder),
+    _mutant("buffer_args_until_end", ("C07",), "arguments_stream_incrementally", BufferArgsUntilEnd),
+    _mutant("end_when_parsable", ("C02",), "segment_lifecycle", EndWhenParsable),
+    _mutant("decode_error_to_empty", ("D03", "D07"), "invalid_arguments_flagged", _with_parser(_decode_error_to_empty)),
+    _mutant("loads_empty", ("D02",), "invocations_match_stream", _with_parser(_loads_empty)),
+    _mutant("accept_non_object", ("D05",), "invalid_arguments_flagged", _with_parser(_accept_non_object)),
+    _mutant("raw_decode_first", ("D08",), "invalid_arguments_flagged", _with_parser(_raw_decode_first)),
+    _mutant("partial_parse_at_end", ("D04",), "invalid_arguments_flagged", _with_parser(_partial_parse)),
+    _mutant("parse_each_fragment", ("D01",), "invocations_match_stream", ParseEachFragment),
+    _mutant("raise_from_finalize", ("D09",), "no_crash", RaiseFromFinalize),
+    _mutant("ignore_stream_errors", ("F06", "F07", "F08"), "invalid_arguments_flagged", IgnoreStreamErrors),
+    _mutant("misplaced_metadata", ("C01",), "events_readable", MisplacedMetadata),
+    _mutant("strip_argument_fragments", ("A21",), "argument_integrity", StripArgumentFragments),
+    _mutant("hang_on_trailing_backslash", ("E05",), "finishes_within_deadline", HangOnTrailingBackslash),
 )

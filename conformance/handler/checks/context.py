@@ -1,0 +1,194 @@
+"""What a handler check judges (``CheckContext``), the registry the checks live in, and shared readings.
+
+Calls are matched to the stream's calls by provider id (an id is found on the END's ``call_id``,
+the segment id or the invocation id), and calls without a provider id by name, arguments and then
+wire order: never by name alone, so one wrong name is one finding, not three.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from conformance.handler.capabilities import Capabilities
+from conformance.handler.drive import ObservedCall, Transcript
+from conformance.handler.observe import ObservedEvent
+from conformance.handler.scenarios import ExpectedCall, Scenario
+from conformance.verdict import CheckRegistry
+from reference_impl.types import ToolCallDelta
+
+__all__ = ["HANDLER_CHECKS", "REASONING_TYPES", "CallMatch", "CheckContext", "as_json"]
+
+# Segment types read as reasoning; any other non-tool segment is text.
+REASONING_TYPES = frozenset({"reasoning", "thinking", "thought"})
+
+
+def as_json(value: Any) -> str:
+    """A canonical JSON text, for comparing parsed values (key order and spacing never matter)."""
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+
+
+@dataclass(frozen=True)
+class CallMatch:
+    """An expected call (wire order) and the target's call that stands for it, if any."""
+
+    position: int
+    expected: ExpectedCall
+    actual: ObservedCall | None
+
+    @property
+    def label(self) -> str:
+        ident = f" id={self.expected.call_id!r}" if self.expected.call_id else ""
+        return f"call {self.position} ({self.expected.name}{ident})"
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """What a handler check judges: one scenario, one run of the target over it, its capabilities."""
+
+    scenario: Scenario
+    transcript: Transcript
+    capabilities: Capabilities
+
+    @property
+    def surfaced_by_exception(self) -> bool:
+        """The target raised on the abnormal end of the stream (conformant when nothing ran, rule R13)."""
+        return self.transcript.raised_at_stream_error
+
+    @cached_property
+    def segments(self) -> dict[str, list[ObservedEvent]]:
+        """The events of each segment, in order."""
+        by_segment: dict[str, list[ObservedEvent]] = defaultdict(list)
+        for event in self.transcript.events:
+            by_segment[event.segment_id].append(event)
+        return dict(by_segment)
+
+    @cached_property
+    def tool_segment_ids(self) -> set[str]:
+        return {call.segment_id for call in self.transcript.calls if call.segment_id is not None}
+
+    def is_text(self, event: ObservedEvent) -> bool:
+        return event.segment_id not in self.tool_segment_ids and event.segment_type not in REASONING_TYPES
+
+    def is_reasoning(self, event: ObservedEvent) -> bool:
+        return event.segment_id not in self.tool_segment_ids and event.segment_type in REASONING_TYPES
+
+    @cached_property
+    def conflict_reading(self) -> set[int]:
+        """The conflict groups the target read as a protocol error (not every member came out as a call)."""
+        groups: dict[int, list[ExpectedCall]] = defaultdict(list)
+        for call in self.scenario.expected.tool_calls:
+            if call.conflict_group is not None:
+                groups[call.conflict_group].append(call)
+        errored = set()
+        for group, members in groups.items():
+            found = [m for m in self.matches if m.expected in members and m.actual is not None]
+            if len(found) < len(members):
+                errored.add(group)
+        return errored
+
+    @cached_property
+    def _matching(self) -> tuple[list[CallMatch], list[ObservedCall]]:
+        expected = self.scenario.expected.tool_calls
+        provider_ids = {call.call_id for call in expected if call.call_id}
+        remaining = list(self.transcript.calls)
+        matches: list[CallMatch] = []
+        for position, want in enumerate(expected):
+            pool = (
+                [a for a in remaining if want.call_id in a.ids]
+                if want.call_id
+                else [a for a in remaining if not (a.ids & provider_ids)]
+            )
+            got = (
+                next((a for a in pool if a.name == want.name and _same_arguments(a, want)), None)
+                or next((a for a in pool if a.name == want.name), None)
+                or next(iter(pool), None)
+            )
+            if got is not None:
+                remaining.remove(got)
+            matches.append(CallMatch(position, want, got))
+        return matches, remaining
+
+    @property
+    def matches(self) -> list[CallMatch]:
+        """Every expected call with the target's call for it (``actual`` None when none matched)."""
+        return self._matching[0]
+
+    @cached_property
+    def deltas_by_call(self) -> list[list[tuple[int, ToolCallDelta]]]:
+        """Each wire call's deltas with the position of the chunk that carried them, in wire order.
+
+        A call is an index, until a different non-empty id arrives on it (that starts the next call).
+        """
+        calls: list[list[tuple[int, ToolCallDelta]]] = []
+        current: dict[int, tuple[int, str | None]] = {}  # index -> (call position, its id)
+        for position, chunk in enumerate(self.transcript.chunks):
+            for delta in chunk.tool_calls or ():
+                known = current.get(delta.index)
+                if known is None or (delta.call_id and known[1] and delta.call_id != known[1]):
+                    known = (len(calls), delta.call_id or None)
+                    calls.append([])
+                elif delta.call_id and not known[1]:
+                    known = (known[0], delta.call_id)
+                current[delta.index] = known
+                calls[known[0]].append((position, delta))
+        return calls
+
+    @cached_property
+    def name_settled(self) -> list[bool]:
+        """Per wire call: whether its whole name arrived before the call had to START.
+
+        A call must START once its name can no longer grow: when its arguments begin or a later
+        call appears. When the wire sent the whole name before that, START must carry it whole;
+        a name that keeps arriving after that point (arguments before the name) may START as a prefix.
+        """
+        calls = self.deltas_by_call
+        first_seen = [deltas[0][0] if deltas else 0 for deltas in calls]
+        settled = []
+        for number, deltas in enumerate(calls):
+            parts: list[str] = []
+            for _, delta in deltas:
+                if delta.name and delta.name != "".join(parts):
+                    parts.append(delta.name)
+            full, so_far, complete_at = "".join(parts), "", None
+            for position, delta in deltas:
+                if delta.name and delta.name != so_far:
+                    so_far += delta.name
+                if so_far == full and full:
+                    complete_at = position
+                    break
+            args_at = next((p for p, d in deltas if d.arguments_delta), None)
+            later_at = first_seen[number + 1] if number + 1 < len(calls) else None
+            must_start = min((p for p in (args_at, later_at) if p is not None), default=None)
+            settled.append(complete_at is not None and (must_start is None or complete_at <= must_start))
+        return settled
+
+    @cached_property
+    def raw_arguments(self) -> list[str]:
+        """The argument text the wire carried for each expected call, in wire order.
+
+        Taken from the expectation when it records it, else from the chunks.
+        """
+        derived = ["".join(d.arguments_delta or "" for _, d in deltas) for deltas in self.deltas_by_call]
+        expected = self.scenario.expected.tool_calls
+        return [
+            call.raw_arguments or (derived[i] if len(derived) == len(expected) else "")
+            for i, call in enumerate(expected)
+        ]
+
+    @property
+    def unmatched(self) -> list[ObservedCall]:
+        """The target's calls that stand for no call of the stream."""
+        return self._matching[1]
+
+
+def _same_arguments(actual: ObservedCall, expected: ExpectedCall) -> bool:
+    if expected.arguments is None or actual.arguments is None:
+        return expected.arguments is None and actual.arguments is None
+    return as_json(actual.arguments) == as_json(expected.arguments)
+
+
+HANDLER_CHECKS = CheckRegistry[CheckContext]()

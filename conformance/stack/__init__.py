@@ -1,0 +1,16 @@
+"""The stack suite: does a whole provider stack (the HTTP body in, the finished turn out) get each recording right?
+
+A *stack* is everything between the provider's bytes and the calls an agent would run: an SDK's
+own stream accumulator, a framework's provider layer, or a process in another language behind the
+bridge. It is called as ``stack(api, pieces, options)`` with the response body of a recording in
+byte pieces and returns its final result (``conformance.wire.final`` reads it). Each recording is
+checked whole and cut at arbitrary byte offsets, against the recording's independent expectation.
+
+* ``checks``: what the result must say (the same outcome rules as ``conformance.wire.replay``);
+* ``runner``: ``run_stack_conformance`` over every recording with an expectation.
+"""
+
+from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
+from conformance.stack.runner import Stack, run_stack_conformance, sdk_stack
+
+__all__ = ["STACK_CHECKS", "Stack", "StackCapabilities", "StackContext", "run_stack_conformance", "sdk_stack"]

@@ -1,0 +1,182 @@
+"""Run the stack checks over recordings: each served whole, then cut at arbitrary byte offsets."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Protocol
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
+from conformance.verdict import (
+    CheckResult,
+    NotApplicable,
+    Profile,
+    Report,
+    describe_factory,
+    resolve_profile,
+    search_settings,
+)
+from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
+from conformance.wire.final import FinalResultError, read_final_result
+
+__all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
+
+
+class Stack(Protocol):
+    """A whole provider stack: the response body of ``api`` in byte pieces in, the final result out."""
+
+    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any: ...
+
+
+def sdk_stack(accumulate: Callable[[str, Iterator[Any]], Any]) -> Stack:
+    """A stack made of the real SDK (offline replay) and ``accumulate(api, sdk_events)``: for
+    accumulators that take SDK stream objects (the SDKs' own stream states, a framework's chunk merger)."""
+
+    def run(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+        del options
+        return accumulate(api, iter_sdk_events(api, pieces))
+
+    return run
+
+
+def _pieces(body: bytes) -> st.SearchStrategy[list[bytes]]:
+    cuts = st.lists(st.integers(0, len(body)), max_size=24).map(sorted)
+
+    def split(points: list[int]) -> list[bytes]:
+        return [body[a:b] for a, b in itertools.pairwise([0, *points, len(body)])]
+
+    return cuts.map(split)
+
+
+def _run(stack: Stack, body: Body, pieces: Sequence[bytes]) -> tuple[Outcome | None, BaseException | None, bool, bool]:
+    try:
+        result = stack(body.api, pieces, dict(body.converter_options))
+        outcome, has_text, has_reasoning = read_final_result(result, body.api)
+    except FinalResultError as error:
+        return None, error, False, False
+    except Exception as error:
+        return None, error, False, False
+    return outcome, None, has_text, has_reasoning
+
+
+def _summary(outcome: Outcome | None, crash: BaseException | None) -> str:
+    if crash is not None:
+        return f"raised {type(crash).__name__}: {crash}"
+    assert outcome is not None
+    return json.dumps(outcome.to_json(), sort_keys=True, ensure_ascii=False)
+
+
+def _why_not(case: Case, body: Body, capabilities: StackCapabilities) -> str:
+    if capabilities.apis is not None and body.api not in capabilities.apis:
+        return f"{case.name}: the stack does not run {body.api}"
+    if body.converter_options and not capabilities.converter_options:
+        return f"{case.name}: needs the server profile {dict(body.converter_options)}, which the stack does not take"
+    return ""
+
+
+def run_stack_conformance(
+    stack: Stack,
+    cassette_dirs: Iterable[Path],
+    *,
+    capabilities: StackCapabilities | None = None,
+    profile: str | Profile = "ci",
+    seed: int = 0,
+    target: str = "",
+    on_progress: Callable[[str], None] | None = None,
+) -> Report:
+    """Run the stack checks over every recording with an expectation under ``cassette_dirs``."""
+    capabilities = capabilities or StackCapabilities()
+    chosen = resolve_profile(profile)
+    report = Report(target=target or describe_factory(stack), profile=chosen.name, seed=seed)
+    results = {check.id: CheckResult(check) for check in STACK_CHECKS}
+    outcome_check, split_check = results["stack_outcome_matches"], results["stack_byte_split_invariant"]
+    started = time.perf_counter()
+    examples = max(3, chosen.examples_per_scenario // 6)
+    for case in discover_cases(cassette_dirs):
+        try:
+            body = load_body(case.body_path)
+        except WireFormatError as error:
+            outcome_check.not_applicable.append(f"{case.name}: unreadable ({error})")
+            continue
+        why = _why_not(case, body, capabilities)
+        if why:
+            outcome_check.not_applicable.append(why)
+            continue
+        if on_progress:
+            on_progress(case.name)
+        report.scenarios += 1
+        report.examples += 1
+        actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
+        context = StackContext(case, case.expected(), actual, crash, has_text, has_reasoning, capabilities)
+        problems = STACK_CHECKS[0].run(context)
+        outcome_check.scenarios_run += 1
+        outcome_check.examples_run += 1
+        if problems:
+            text = f"recording: {case.body_path}\nresult: {_summary(actual, crash)}\n" + "\n".join(
+                f"violation: {p}" for p in problems
+            )
+            outcome_check.fail(problems[0], text, scenario=case.name)
+        _search_splits(
+            stack,
+            case,
+            body=body,
+            baseline=_summary(actual, crash),
+            examples=examples,
+            seed=seed,
+            result=split_check,
+            report=report,
+        )
+    for result in results.values():
+        if result.status == "passed" and result.examples_run == 0:
+            result.skip("no recording this stack could run" if result.not_applicable else "no recordings found")
+    report.results = [results[check.id] for check in STACK_CHECKS]
+    for result in report.results:
+        result.target = report.target
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _search_splits(
+    stack: Stack,
+    case: Case,
+    *,
+    body: Body,
+    baseline: str,
+    examples: int,
+    seed: int,
+    result: CheckResult,
+    report: Report,
+) -> None:
+    failure: list[tuple[list[bytes], str]] = []
+
+    @search_settings(examples, seed)
+    @given(_pieces(body.sse))
+    def same_result(pieces: list[bytes]) -> None:
+        report.examples += 1
+        actual, crash, _, _ = _run(stack, body, pieces)
+        got = _summary(actual, crash)
+        if got != baseline:
+            failure[:] = [(pieces, got)]
+            raise AssertionError(got)
+
+    result.scenarios_run += 1
+    result.examples_run += examples
+    try:
+        same_result()
+    except AssertionError:
+        if failure:
+            pieces, got = failure[0]
+            shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
+            result.fail(
+                f"{case.name}: a {len(pieces)}-piece split changes the result",
+                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
+                scenario=case.name,
+            )
+    except NotApplicable:
+        pass
