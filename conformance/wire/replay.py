@@ -244,7 +244,7 @@ def _same_json(left: Any, right: Any) -> bool:
 
 def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
     """Pair each expected call with an actual one: by provider id when the provider sent one, else
-    by name (and arguments) among the calls without a provider id, in order.
+    by name (and arguments) among the calls not carrying another expected id, in order.
 
     Calls are matched, not compared by position, so one lost call is one finding; their order is
     compared separately (calls keep wire order: ``_order_problems``).
@@ -253,11 +253,10 @@ def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedT
     remaining = list(actual.tool_calls)
     pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
     for position, want in enumerate(expected.tool_calls):
-        pool = (
-            [got for got in remaining if got.call_id == want.call_id]
-            if want.call_id
-            else [got for got in remaining if got.call_id not in provider_ids]
-        )
+        # A call that lost or garbled its id still pairs with the call it is (by name, among the
+        # calls not claiming another expected id), so the finding says "wrong id", not "missing".
+        unclaimed = [got for got in remaining if got.call_id not in provider_ids]
+        pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
         match = (
             next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
             or next((got for got in pool if got.name == want.name), None)
@@ -293,7 +292,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     for position, want, got in pairs:
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         if got is None:
-            problems.append(f"{label}: no call with this name came out")
+            problems.append(f"{label}: no call came out for it")
             continue
         if want.call_id and got.call_id != want.call_id:
             problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
