@@ -178,3 +178,20 @@ def test_replay_memory_stays_within_a_few_times_the_body(tmp_path: Path) -> None
     assert size_kib > 10_000
     growth = _peak_rss_kib(big) - _peak_rss_kib(small)
     assert growth < 2 * size_kib, f"peak RSS grew by {growth} KiB for a {size_kib} KiB body"
+
+
+def test_a_reader_that_goes_away_gets_no_traceback(tmp_path: Path) -> None:
+    body = tmp_path / "long.sse"
+    turn = Turn((Text(tuple(["text "] * 20_000)),))
+    body.write_bytes(render_body(turn, "openai-chat"))
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance.cli", "replay", str(body)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None and process.stderr is not None
+    assert process.stdout.readline().startswith(b"format: openai-chat")
+    process.stdout.close()  # like `replay ... | head -1`
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=300) == 0, stderr
+    assert "Traceback" not in stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,12 +54,17 @@ def run(args: argparse.Namespace) -> int:
         result = replay_body(body, pieces, via_sdk=args.via_sdk, keep_chunks=not args.json)
     except WireFormatError as error:
         raise UsageError(str(error)) from None
-    if args.json:
-        # Written piece by piece: a huge call's arguments are never encoded into one more string.
-        json.dump(result.outcome.to_json(), sys.stdout, ensure_ascii=False, indent=2)
-        print()
-        return EXIT_CONFORMANT
-    _print_result(body.api, body.source, result)
+    try:
+        if args.json:
+            # Written piece by piece: a huge call's arguments are never encoded into one more string.
+            json.dump(result.outcome.to_json(), sys.stdout, ensure_ascii=False, indent=2)
+            print()
+        else:
+            _print_result(body.api, body.source, result)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader went away (``replay ... | head``): nothing more to say, and no traceback.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_CONFORMANT
 
 
