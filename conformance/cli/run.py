@@ -63,6 +63,11 @@ def add_parser(commands: Any) -> None:
         help="a callable taking the wire API name (and converter options) and returning a fresh converter",
     )
     target.add_argument(
+        "--bridge",
+        metavar="COMMAND",
+        help="a target in any language: this command is started once and spoken to in JSON lines (docs/bridge.md)",
+    )
+    target.add_argument(
         "--formatter",
         metavar="MODULE:ATTR",
         help="a round-trip formatter (object, class, factory or format_followup function; see conformance.roundtrip)",
@@ -308,7 +313,18 @@ def _run_reference(args: argparse.Namespace) -> list[Report]:
     return reports
 
 
+def _run_bridge(args: argparse.Namespace) -> Report:
+    from conformance.bridge.command import run_from_args
+
+    try:
+        return run_from_args(args, _progress(args.bridge))
+    except TargetError as error:
+        raise UsageError(f"cannot run --bridge {args.bridge!r}: {error}") from error
+
+
 def _reports(args: argparse.Namespace) -> list[Report]:
+    if args.bridge:
+        return [_run_bridge(args)]
     if args.formatter:
         return [_run_formatter(args)]
     if args.converter:
@@ -324,6 +340,7 @@ def run(args: argparse.Namespace) -> int:
     _validate(args)
     title = (
         args.formatter
+        or args.bridge
         or args.handler
         or args.accumulator
         or args.converter

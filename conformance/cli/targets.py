@@ -8,6 +8,7 @@ chosen target is refused (exit 2) rather than silently ignored.
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -127,9 +128,15 @@ def capabilities_from_args(args: argparse.Namespace, *, accumulator: bool) -> Ca
     return capabilities
 
 
-def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, accumulator: bool) -> None:
-    """A capability flag that changes neither the checks nor the scenarios of this run is an error."""
+def _note_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, accumulator: bool) -> None:
+    """Say so when a capability flag changes neither the checks nor the scenarios of this run.
+
+    The declaration may well be true (a script passing the same flags to every target), so it is
+    accepted, as ``Capabilities`` accepts it from Python; the note keeps anyone from believing the
+    flag narrowed or widened this run.
+    """
     base = plan(capabilities)
+    idle = []
     for option in CAPABILITY_OPTIONS:
         if not getattr(args, option.field):
             continue
@@ -138,11 +145,14 @@ def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, 
         if accumulator and option.field in ("callbacks", "lifecycle"):
             without = capabilities
         if plan(without).summary() == base.summary():
-            raise UsageError(
-                f"{option.flag} changes nothing for this target (no check or scenario depends on it here); remove it"
-            )
+            idle.append(option.flag)
     if args.text_lag is not None and not capabilities.has("events"):
-        raise UsageError("--text-lag changes nothing for a final-result accumulator (it emits no text events)")
+        idle.append("--text-lag")
+    for flag in idle:
+        print(
+            f"note: {flag} changes nothing for this target (no check or scenario depends on it here)",
+            file=sys.stderr,
+        )
 
 
 def _load_adapter(spec: str | None) -> HandlerAdapter | None:
@@ -165,7 +175,7 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
     """The handler (or accumulator) target the options describe; the reference handler when ``spec`` is None."""
     accumulator = kind == "accumulator"
     capabilities = capabilities_from_args(args, accumulator=accumulator)
-    _refuse_idle_flags(args, capabilities, accumulator=accumulator)
+    _note_idle_flags(args, capabilities, accumulator=accumulator)
     if args.adapter and accumulator:
         raise UsageError("--adapter reads events; a final-result accumulator has none")
     if args.deadline is not None and args.deadline < 0:

@@ -137,6 +137,7 @@ class _Run:
     applied: set[str] = field(default_factory=set)
     failed: dict[str, list[str]] = field(default_factory=dict)  # primary failures only
     consequences: dict[str, str] = field(default_factory=dict)  # consequence check -> primary check
+    not_judged: set[str] = field(default_factory=set)  # checks the run could not be judged by (it crashed)
 
 
 class _Stop(BaseException):
@@ -187,6 +188,7 @@ class _Session:
         gated = not transcript.completed and not transcript.raised_at_stream_error
         for check in self.plan.active:
             if gated and check.id not in ROBUSTNESS:
+                run.not_judged.add(check.id)
                 continue
             try:
                 problems = check.run(context)
@@ -212,6 +214,8 @@ class _Session:
             result = self.results[check_id]
             result.examples_run += 1
             self.scenarios_seen[check_id].add(scenario.name)
+        for check_id in run.not_judged:
+            self.results[check_id].not_judged += 1
         for check_id, cause in run.consequences.items():
             if cause in self.results:
                 consequences = self.results[cause].consequences
@@ -478,6 +482,7 @@ def _merge_results(parts: Sequence[CheckResult], stopped: str) -> CheckResult:
         result.failing_scenarios |= part.failing_scenarios
         for check_id, count in part.consequences.items():
             result.consequences[check_id] = result.consequences.get(check_id, 0) + count
+        result.not_judged += part.not_judged
         for counterexample in part.counterexamples:
             if not result.shows(counterexample.message):
                 result.counterexamples.append(counterexample)
