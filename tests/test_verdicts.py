@@ -105,18 +105,27 @@ def test_every_passed_check_ran_on_something() -> None:
     assert all(r.examples_run > 0 for r in report.by_status("passed"))
 
 
-def test_no_stream_errors_changes_the_scenarios_and_an_idle_flag_is_noted(
+def test_no_stream_errors_changes_the_scenarios_and_an_idle_flag_is_refused(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with_errors = plan(Capabilities()).scenarios
     without = plan(Capabilities(stream_errors=False)).scenarios
     assert {s.name for s in with_errors} - {s.name for s in without} >= {"truncated_by_max_tokens"}
     # --no-incremental-arguments changes nothing for a text parser (the check needs provider-native
-    # calls): a true declaration is accepted, as from Python, and the run says it did nothing.
+    # calls): the flag could only mislead whoever reads the command line.
     argv = ["run", "--handler", "tests.alternatives.text_parser_xml:make_handler", "--text-format", "xml"]
-    argv += ["--text-lag", "64", "--no-reasoning", "--no-stream-errors", "--profile", "dev"]
-    assert main([*argv, "--no-incremental-arguments"]) == 0
-    assert "note: --no-incremental-arguments changes nothing for this target" in capsys.readouterr().err
+    assert main([*argv, "--no-incremental-arguments"]) == 2
+    assert "--no-incremental-arguments changes nothing" in capsys.readouterr().err
+
+
+def test_an_idle_capability_declared_from_python_is_noted_in_the_report() -> None:
+    from tests.alternatives import text_parser_xml
+
+    declared = Capabilities(
+        text_format="xml", text_lag_chars=text_parser_xml.TEXT_LAG_CHARS, incremental_arguments=False
+    )
+    report = run_conformance(text_parser_xml.make_handler, capabilities=declared, profile="dev")
+    assert any("incremental_arguments=False changes nothing" in note for note in report.notes), report.notes
 
 
 def test_later_calls_must_stream_too() -> None:
@@ -266,3 +275,65 @@ def test_runs_a_crash_kept_from_the_other_checks_are_counted_and_shown() -> None
     assert "runs not judged: the target crashed" in render_terminal(report)
     checks = {entry["id"]: entry for entry in report.to_json()["checks"]}
     assert checks["segment_per_call"]["not_judged"] == segment.not_judged
+
+
+def test_an_opted_in_example_database_replays_a_failure_a_smaller_run_would_miss(tmp_path: Path) -> None:
+    from conformance.verdict import Profile, use_example_database
+
+    tiny = Profile("tiny", 1)  # three generated streams: too few to draw an argument key like "self"
+    assert "invocations_match_stream" not in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    use_example_database(tmp_path / "db")
+    try:
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile="dev"))
+        # The failure the dev run saved is replayed first by the next run, however small.
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    finally:
+        use_example_database(None)
+
+
+def test_violations_judges_one_scenario_for_a_users_own_hypothesis_property() -> None:
+    # The same judging as run_conformance, on one input, for properties HypoFuzz can fuzz.
+    from hypothesis import given, settings
+
+    from conformance import BUILTIN_SCENARIOS, strategies, violations
+    from reference_impl import ApiToolCallStreamingResponseHandler
+    from tests.mutants.api_handler_mutants import MUTANTS
+
+    @settings(max_examples=30, database=None, deadline=None)
+    @given(strategies.wire_scenarios())
+    def reference_conforms(scenario: object) -> None:
+        assert violations(ApiToolCallStreamingResponseHandler, scenario) == []  # type: ignore[arg-type]
+
+    reference_conforms()
+    name_concat = next(m.factory for m in MUTANTS if m.name == "name_concat")
+    restated = next(s for s in BUILTIN_SCENARIOS if s.name == "name_restated_every_chunk")
+    found = violations(name_concat, restated)
+    assert found and found[0].startswith("tool_names_whole: ")
+
+
+def test_a_handler_with_its_own_shapes_is_checked_through_an_adapter_from_every_entry_point(
+    capsys: pytest.CaptureFixture[str], pytester_adapter: pytest.RunResult
+) -> None:
+    argv = ["run", "--handler", "examples.adapter_example:TupleHandler", "--profile", "dev"]
+    assert main([*argv, "--adapter", "examples.adapter_example:TupleAdapter"]) == 0
+    assert "CONFORMANT" in capsys.readouterr().out
+    # Without it the suite cannot read the handler, says so and points at the adapter.
+    assert main(argv) == 1
+    assert "translate them with a HandlerAdapter" in capsys.readouterr().out
+    assert main([*argv, "--adapter", "examples.adapter_example:NoSuchAdapter"]) == 2
+    pytester_adapter.assert_outcomes(passed=24)
+
+
+@pytest.fixture
+def pytester_adapter(pytester: pytest.Pytester) -> pytest.RunResult:
+    pytester.syspathinsert(str(ROOT))
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--toolcall-profile",
+        "dev",
+        "--toolcall-handler",
+        "examples.adapter_example:TupleHandler",
+        "--toolcall-adapter",
+        "examples.adapter_example:TupleAdapter",
+    )

@@ -30,7 +30,7 @@ from conformance.cli.targets import HandlerTarget, add_capability_options, resol
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
 from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, save_scenario
 from conformance.report import render_terminal, write_json, write_junit
-from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports, use_example_database
 from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
@@ -92,6 +92,13 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--profile", choices=sorted(PROFILES), default="ci", help="how hard to search (default: ci)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed; the same seed reproduces a run")
+    parser.add_argument(
+        "--database",
+        type=Path,
+        metavar="DIR",
+        help="opt in to a hypothesis example database: replay what earlier runs saved there first, save what this "
+        "run finds (default: none, so the seed alone reproduces a run)",
+    )
     add_capability_options(parser)
     parser.add_argument(
         "--show-handler-logs",
@@ -338,6 +345,10 @@ def _reports(args: argparse.Namespace) -> list[Report]:
 def run(args: argparse.Namespace) -> int:
     """Run the checks, print the report, write the requested files; the exit code says the verdict."""
     _validate(args)
+    if args.database is not None:
+        if args.database.exists() and not args.database.is_dir():
+            raise UsageError(f"--database {args.database}: not a directory")
+        use_example_database(args.database)
     title = (
         args.formatter
         or args.bridge

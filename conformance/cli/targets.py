@@ -8,7 +8,6 @@ chosen target is refused (exit 2) rather than silently ignored.
 from __future__ import annotations
 
 import argparse
-import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -20,7 +19,7 @@ from conformance.handler import (
     Capabilities,
     HandlerAdapter,
     default_scenarios,
-    plan,
+    idle_capabilities,
 )
 from conformance.handler.capabilities import TEXT_FORMATS
 
@@ -128,34 +127,27 @@ def capabilities_from_args(args: argparse.Namespace, *, accumulator: bool) -> Ca
     return capabilities
 
 
-def _note_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, accumulator: bool) -> None:
-    """Say so when a capability flag changes neither the checks nor the scenarios of this run.
+def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, accumulator: bool) -> None:
+    """A capability flag that changes neither the checks nor the scenarios of this run is an error (exit 2).
 
-    The declaration may well be true (a script passing the same flags to every target), so it is
-    accepted, as ``Capabilities`` accepts it from Python; the note keeps anyone from believing the
-    flag narrowed or widened this run.
+    Such a flag can only mislead: whoever reads the command line believes the run was narrowed or
+    widened. ``run_conformance`` notes the same of a ``Capabilities`` declaration from Python.
     """
-    base = plan(capabilities)
-    idle = []
+    idle = set(idle_capabilities(capabilities))
     for option in CAPABILITY_OPTIONS:
-        if not getattr(args, option.field):
-            continue
-        default = getattr(Capabilities(), option.field)
-        without = replace(capabilities, **{option.field: default})
-        if accumulator and option.field in ("callbacks", "lifecycle"):
-            without = capabilities
-        if plan(without).summary() == base.summary():
-            idle.append(option.flag)
+        if getattr(args, option.field) and option.field in idle:
+            raise UsageError(
+                f"{option.flag} changes nothing for this target (no check or scenario depends on it here); remove it"
+            )
     if args.text_lag is not None and not capabilities.has("events"):
-        idle.append("--text-lag")
-    for flag in idle:
-        print(
-            f"note: {flag} changes nothing for this target (no check or scenario depends on it here)",
-            file=sys.stderr,
-        )
+        raise UsageError("--text-lag changes nothing for a final-result accumulator (it emits no text events)")
 
 
-def _load_adapter(spec: str | None) -> HandlerAdapter | None:
+def load_adapter(spec: str | None) -> HandlerAdapter | None:
+    """The ``HandlerAdapter`` named by ``MODULE:OBJECT`` (a class is instantiated), or None.
+
+    Raises ``UsageError`` (exit 2) when it cannot be imported or built, or is not an adapter.
+    """
     if spec is None:
         return None
     adapter = import_attribute(spec, "--adapter", "mypkg.adapters:MyAdapter", "MODULE:OBJECT")
@@ -175,7 +167,7 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
     """The handler (or accumulator) target the options describe; the reference handler when ``spec`` is None."""
     accumulator = kind == "accumulator"
     capabilities = capabilities_from_args(args, accumulator=accumulator)
-    _note_idle_flags(args, capabilities, accumulator=accumulator)
+    _refuse_idle_flags(args, capabilities, accumulator=accumulator)
     if args.adapter and accumulator:
         raise UsageError("--adapter reads events; a final-result accumulator has none")
     if args.deadline is not None and args.deadline < 0:
@@ -190,7 +182,7 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(args.adapter),
+        adapter=load_adapter(args.adapter),
         adapter_spec=args.adapter,
         deadline=args.deadline or None,
     )
@@ -212,7 +204,7 @@ def handler_target(saved: dict[str, Any], *, deadline: float | None = DEFAULT_DE
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(adapter_spec),
+        adapter=load_adapter(adapter_spec),
         adapter_spec=adapter_spec,
         deadline=deadline,
     )
