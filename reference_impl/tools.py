@@ -25,6 +25,11 @@ target               tools                                           tool_choice
                      description, parametersJsonSchema}]}]``         "NONE" | "ANY", "allowedFunctionNames"}}``
 ``ollama``           like OpenAI Chat (``/api/chat``)                only ``auto`` (the field is omitted);
                                                                      anything else: ``UnsupportedToolChoiceError``
+``bedrock-converse`` ``{"toolConfig": {"tools": [{"toolSpec":        ``toolConfig.toolChoice`` ``{"auto": {}}`` /
+                     {name, description, "inputSchema": {"json":     none: unsupported / ``{"any": {}}`` /
+                     schema}}}], "toolChoice": ...}}``               ``{"tool": {"name": name}}``
+``cohere-v2``        like OpenAI Chat (``/v2/chat``)                 omitted / ``"NONE"`` / ``"REQUIRED"`` /
+                                                                     named: unsupported
 ===================  ==============================================  ============================================
 
 Corrections to the seeds: Gemini takes one ``Tool`` holding a ``functionDeclarations`` *list*
@@ -33,14 +38,16 @@ to true, which rejects ordinary schemas, so it is always sent explicitly; Anthro
 is spelled ``any``; Gemini's schema goes to ``parametersJsonSchema`` (full JSON Schema, passed
 verbatim) unless ``gemini_json_schema=False`` asks for the OpenAPI-subset ``parameters`` field.
 ``parallel=False`` maps to ``parallel_tool_calls: false`` (OpenAI) and
-``disable_parallel_tool_use`` (Anthropic); Gemini and Ollama have no such switch and refuse it.
+``disable_parallel_tool_use`` (Anthropic); Gemini, Ollama, Bedrock Converse and Cohere have no such
+switch and refuse it. Bedrock Converse has no "none" (send no tools instead) and Cohere no named
+choice: both refuse them rather than send a guess.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -63,7 +70,16 @@ TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 # Every target a formatter in this package knows. "deepseek" is the OpenAI Chat wire format with
 # the DeepSeek/Kimi thinking-mode profile (reasoning_content is passed back; taxonomy G09).
-TOOL_TARGETS = ("openai-chat", "deepseek", "openai-responses", "anthropic", "gemini", "ollama")
+TOOL_TARGETS = (
+    "openai-chat",
+    "deepseek",
+    "openai-responses",
+    "anthropic",
+    "gemini",
+    "ollama",
+    "bedrock-converse",
+    "cohere-v2",
+)
 
 _EMPTY_PARAMETERS: Mapping[str, Any] = {"type": "object", "properties": {}}
 
@@ -213,7 +229,7 @@ def format_tools(
     """The ``tools`` request field for ``target`` (Gemini: one ``Tool`` holding every declaration)."""
     _check_target(target)
     listed = _checked_tools(tools)
-    if target in ("openai-chat", "deepseek", "ollama"):
+    if target in ("openai-chat", "deepseek", "ollama", "cohere-v2"):
         formatted = []
         for tool in listed:
             function: dict[str, Any] = {
@@ -221,10 +237,15 @@ def format_tools(
                 "description": tool.description,
                 "parameters": tool.schema(),
             }
-            if tool.strict and target != "ollama":
+            if tool.strict and target in ("openai-chat", "deepseek"):
                 function["strict"] = True
             formatted.append({"type": "function", "function": function})
         return formatted
+    if target == "bedrock-converse":
+        return [
+            {"toolSpec": {"name": t.name, "description": t.description, "inputSchema": {"json": t.schema()}}}
+            for t in listed
+        ]
     if target == "openai-responses":
         # Responses defaults strict to true; an ordinary schema would then be rejected.
         return [
@@ -246,48 +267,42 @@ def format_tools(
     return [{"functionDeclarations": [{"name": t.name, "description": t.description, key: t.schema()} for t in listed]}]
 
 
-def format_tool_choice(
-    target: str, choice: ToolChoice | str | None, tools: Sequence[ToolDefinition] | None = None
-) -> Any:
-    """The ``tool_choice`` value for ``target`` (Gemini: the ``toolConfig``); ``None`` means "omit the field".
-
-    With ``tools`` given, a named choice must name one of them. Raises
-    ``UnsupportedToolChoiceError`` when the provider cannot express the choice.
-    """
-    _check_target(target)
-    chosen = ToolChoice.coerce(choice)
-    if tools is not None and chosen.name is not None and chosen.name not in {t.name for t in tools}:
-        raise ToolChoiceError(
-            f"tool_choice names {chosen.name!r}, which is not among the tools sent ({', '.join(t.name for t in tools)})"
-        )
-    if target in ("openai-chat", "deepseek", "openai-responses"):
-        if chosen.mode == "named":
-            if target == "openai-responses":
-                return {"type": "function", "name": chosen.name}
-            return {"type": "function", "function": {"name": chosen.name}}
+def _openai_choice(target: str, chosen: ToolChoice) -> Any:
+    if chosen.mode != "named":
         return chosen.mode
-    if target == "anthropic":
-        spelled = {"auto": "auto", "none": "none", "required": "any", "named": "tool"}[chosen.mode]
-        value: dict[str, Any] = {"type": spelled}
-        if chosen.name is not None:
-            value["name"] = chosen.name
-        if chosen.parallel is False:
-            if chosen.mode == "none":
-                raise UnsupportedToolChoiceError("anthropic: parallel=False means nothing with tool_choice 'none'")
-            value["disable_parallel_tool_use"] = True
-        return value
-    if target == "gemini":
-        if chosen.parallel is False:
-            raise UnsupportedToolChoiceError(
-                "gemini has no switch to forbid parallel function calls; leave parallel unset and handle "
-                "several calls, or ask for one call in the prompt"
-            )
-        mode = {"auto": "AUTO", "none": "NONE", "required": "ANY", "named": "ANY"}[chosen.mode]
-        config: dict[str, Any] = {"mode": mode}
-        if chosen.name is not None:
-            config["allowedFunctionNames"] = [chosen.name]
-        return {"functionCallingConfig": config}
-    # ollama: /api/chat has neither tool_choice nor a parallel switch.
+    if target == "openai-responses":
+        return {"type": "function", "name": chosen.name}
+    return {"type": "function", "function": {"name": chosen.name}}
+
+
+def _anthropic_choice(_target: str, chosen: ToolChoice) -> Any:
+    spelled = {"auto": "auto", "none": "none", "required": "any", "named": "tool"}[chosen.mode]
+    value: dict[str, Any] = {"type": spelled}
+    if chosen.name is not None:
+        value["name"] = chosen.name
+    if chosen.parallel is False:
+        if chosen.mode == "none":
+            raise UnsupportedToolChoiceError("anthropic: parallel=False means nothing with tool_choice 'none'")
+        value["disable_parallel_tool_use"] = True
+    return value
+
+
+def _no_parallel_switch(target: str, chosen: ToolChoice, why: str) -> None:
+    if chosen.parallel is False:
+        raise UnsupportedToolChoiceError(f"{target} has no switch to forbid parallel function calls; {why}")
+
+
+def _gemini_choice(target: str, chosen: ToolChoice) -> Any:
+    _no_parallel_switch(target, chosen, "leave parallel unset and handle several calls, or ask for one in the prompt")
+    mode = {"auto": "AUTO", "none": "NONE", "required": "ANY", "named": "ANY"}[chosen.mode]
+    config: dict[str, Any] = {"mode": mode}
+    if chosen.name is not None:
+        config["allowedFunctionNames"] = [chosen.name]
+    return {"functionCallingConfig": config}
+
+
+def _ollama_choice(_target: str, chosen: ToolChoice) -> Any:
+    # /api/chat has neither tool_choice nor a parallel switch.
     if chosen.mode != "auto" or chosen.parallel is False:
         raise UnsupportedToolChoiceError(
             f"ollama's /api/chat has no tool_choice (asked for {chosen.mode!r}"
@@ -298,6 +313,55 @@ def format_tool_choice(
     return None
 
 
+def _bedrock_choice(target: str, chosen: ToolChoice) -> Any:
+    _no_parallel_switch(target, chosen, "leave parallel unset and handle several calls")
+    if chosen.mode == "none":
+        raise UnsupportedToolChoiceError(
+            "bedrock-converse has no 'none' tool choice (only auto, any and tool); to forbid tools, send no toolConfig"
+        )
+    if chosen.mode == "named":
+        return {"tool": {"name": chosen.name}}
+    return {"auto": {}} if chosen.mode == "auto" else {"any": {}}
+
+
+def _cohere_choice(target: str, chosen: ToolChoice) -> Any:
+    _no_parallel_switch(target, chosen, "leave parallel unset and handle several calls")
+    if chosen.mode == "named":
+        raise UnsupportedToolChoiceError(
+            f"cohere-v2 has no named tool choice (only REQUIRED and NONE); to force {chosen.name!r}, send only it"
+        )
+    return {"auto": None, "none": "NONE", "required": "REQUIRED"}[chosen.mode]
+
+
+_CHOICES: dict[str, Callable[[str, ToolChoice], Any]] = {
+    "openai-chat": _openai_choice,
+    "deepseek": _openai_choice,
+    "openai-responses": _openai_choice,
+    "anthropic": _anthropic_choice,
+    "gemini": _gemini_choice,
+    "ollama": _ollama_choice,
+    "bedrock-converse": _bedrock_choice,
+    "cohere-v2": _cohere_choice,
+}
+
+
+def format_tool_choice(
+    target: str, choice: ToolChoice | str | None, tools: Sequence[ToolDefinition] | None = None
+) -> Any:
+    """The ``tool_choice`` value for ``target`` (Gemini: the ``toolConfig``; Bedrock: ``toolConfig.toolChoice``).
+
+    ``None`` means "omit the field". With ``tools`` given, a named choice must name one of them.
+    Raises ``UnsupportedToolChoiceError`` when the provider cannot express the choice.
+    """
+    _check_target(target)
+    chosen = ToolChoice.coerce(choice)
+    if tools is not None and chosen.name is not None and chosen.name not in {t.name for t in tools}:
+        raise ToolChoiceError(
+            f"tool_choice names {chosen.name!r}, which is not among the tools sent ({', '.join(t.name for t in tools)})"
+        )
+    return _CHOICES[target](target, chosen)
+
+
 def tool_params(
     target: str,
     tools: Sequence[ToolDefinition],
@@ -305,7 +369,8 @@ def tool_params(
     *,
     gemini_json_schema: bool = True,
 ) -> dict[str, Any]:
-    """The tool-related keyword arguments of ``target``'s SDK call (Gemini: ``GenerateContentConfig`` fields).
+    """The tool-related keyword arguments of ``target``'s SDK call (Gemini: ``GenerateContentConfig`` fields;
+    Bedrock Converse: ``toolConfig``; Cohere: ``tools`` and ``tool_choice`` of ``ClientV2.chat_stream``).
 
     No tools -> ``{}`` (OpenAI rejects a ``tool_choice`` without ``tools``); a choice other than
     ``auto``/``none`` without tools is a ``ToolChoiceError``.
@@ -317,8 +382,11 @@ def tool_params(
         if chosen.mode in ("required", "named"):
             raise ToolChoiceError(f"tool_choice {chosen.mode!r} needs at least one tool")
         return {}
-    params: dict[str, Any] = {"tools": format_tools(target, listed, gemini_json_schema=gemini_json_schema)}
+    formatted = format_tools(target, listed, gemini_json_schema=gemini_json_schema)
     value = format_tool_choice(target, chosen, listed)
+    if target == "bedrock-converse":
+        return {"toolConfig": {"tools": formatted, "toolChoice": value}}
+    params: dict[str, Any] = {"tools": formatted}
     if target == "gemini":
         params["tool_config"] = value
     elif value is not None:

@@ -1,6 +1,6 @@
 """Helpers for tests/test_converters_{ollama,bedrock,cohere}.py: replay through the real client libraries.
 
-Every replay serves bytes to the real library offline (``conformance.wire_new_apis``), converts
+Every replay serves bytes to the real library offline (``conformance.wire.libraries``), converts
 the library's own objects and feeds the chunks to the reference handler (``outcome_of``).
 """
 
@@ -17,7 +17,10 @@ import pytest
 from hypothesis import strategies as st
 from test_converters_common import Outcome, assert_contract, outcome_of
 
-from conformance.wire_new_apis import encode_body, iter_library_events, iter_payload_events
+from conformance.wire.eventstream import Message
+from conformance.wire.framing import frame_body as encode_body
+from conformance.wire.libraries import iter_library_events
+from conformance.wire.libraries import iter_library_payload_events as iter_payload_events
 from reference_impl.converters import StreamConverter, converter_for, iter_chunks
 
 RECORDINGS = Path(__file__).resolve().parents[2] / "shared" / "real-recordings"
@@ -106,3 +109,20 @@ def assert_matches_expected(outcome: Outcome, expected: dict[str, Any]) -> None:
         assert outcome.terminal.error is None
     assert not outcome.converter.unknown_events
     assert not outcome.converter.problems
+
+
+def decode_event_stream(data: bytes) -> list[tuple[dict[str, Any], bytes]]:
+    """``(headers, payload)`` of every complete message in ``data``, read by botocore's own decoder.
+
+    Raises botocore's ``ChecksumMismatch`` on a corrupt frame; an incomplete trailing frame is left
+    out, as botocore leaves it waiting for more bytes.
+    """
+    from botocore.eventstream import EventStreamBuffer
+
+    buffer = EventStreamBuffer()
+    buffer.add_data(data)
+    return [(dict(message.headers), bytes(message.payload)) for message in buffer]
+
+
+def ours_as_tuples(messages: list[Message]) -> list[tuple[dict[str, Any], bytes]]:
+    return [(message.headers, message.payload) for message in messages]

@@ -11,6 +11,7 @@ import pytest
 
 from conformance.cli import main
 from conformance.roundtrip import ROUNDTRIP_CHECKS
+from reference_impl.followup import FOLLOWUP_TARGETS
 
 
 def test_version_and_help(capsys: pytest.CaptureFixture[str]) -> None:
@@ -94,7 +95,8 @@ def test_run_formatter_reference_is_conformant_with_json_report(
     assert report["conformant"] is True and report["target"] == REFERENCE_FORMATTER and report["profile"] == "dev"
     assert [c["id"] for c in report["checks"]] == [check.id for check in ROUNDTRIP_CHECKS]
     assert {c["status"] for c in report["checks"]} == {"passed"}
-    assert report["scenarios"] == 6 * (6 + 2)  # six targets: 6 built-in + 2 generated scenarios each (dev)
+    # every target: 6 built-in + 2 generated scenarios each (dev)
+    assert report["scenarios"] == len(FOLLOWUP_TARGETS) * (6 + 2)
 
 
 def test_run_formatter_mutant_exits_1_with_counterexample_and_reports(

@@ -85,7 +85,18 @@ def test_converter_checks_catch_mutant(mutant: Mutant) -> None:
 @pytest.mark.parametrize("api", sorted(CONVERTERS))
 def test_reference_converter_passes_the_same_run(api: str) -> None:
     report = run_converter_conformance(converter_for, [bundled_cassette_dir()], profile="ci", seed=0, apis=[api])
+    # A run over no recording passes nothing: it must not count as a pass for this API.
+    assert report.scenarios >= 10, f"only {report.scenarios} bundled recordings of {api} were checked"
+    outcome_check = next(result for result in report.results if result.check.id == "converter_outcome_matches")
+    assert outcome_check.scenarios_run == report.scenarios
     assert report.conformant, {result.check.id: result.counterexample for result in report.by_status("failed")}
+
+
+def test_a_run_over_no_recording_passes_nothing(tmp_path: Path) -> None:
+    report = run_converter_conformance(converter_for, [tmp_path], profile="dev", seed=0, apis=["ollama"])
+    assert report.scenarios == 0
+    assert {result.status for result in report.results} == {"skipped"}
+    assert all("no recording with an expectation for ollama" in result.skipped_reason for result in report.results)
 
 
 @pytest.mark.parametrize("name", sorted(ALTERNATIVES))

@@ -1,6 +1,6 @@
 """Bedrock converters: ConverseStream and InvokeModelWithResponseStream through a real boto3 client, offline.
 
-Bodies are AWS binary event streams written by ``conformance.wire_new_apis.encode_body`` and
+Bodies are AWS binary event streams written by ``conformance.wire.frame_body`` and
 decoded by botocore's own parser; expected values are read off the events written below, never
 from the converters' output.
 """
@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from new_wire_support import (
     assert_matches_expected,
     byte_splits,
+    decode_event_stream,
+    ours_as_tuples,
     recording,
     replay,
     replay_payloads,
@@ -28,16 +30,11 @@ from test_converters_common import outcome_of
 from test_converters_common import replay as replay_anthropic
 
 from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn
-from conformance.turns.render import render
+from conformance.turns.render import render, render_body
 from conformance.wire import to_sse
-from conformance.wire_new_apis import (
-    decode_event_stream,
-    detect_new_api,
-    encode_body,
-    encode_message,
-    render_new,
-    render_new_body,
-)
+from conformance.wire.detect import payload_api
+from conformance.wire.eventstream import EventStreamError, encode_message, iter_messages
+from conformance.wire.framing import frame_body
 from reference_impl import StreamError, TokenUsage, ToolCallDelta
 from reference_impl.converters import BedrockConverseConverter, BedrockInvokeConverter, iter_chunks
 
@@ -148,9 +145,9 @@ def test_message_stop_without_metadata_is_still_complete() -> None:
 
 
 def test_stream_cut_before_message_stop_is_incomplete() -> None:
-    body = encode_body(CONVERSE, [START, tool_start(0, "t1", "f"), delta(0, toolUse={"input": '{"a": 1}'})])
+    body = frame_body(CONVERSE, [START, tool_start(0, "t1", "f"), delta(0, toolUse={"input": '{"a": 1}'})])
     # The body also ends in the middle of a frame: botocore waits for the rest, which never comes.
-    outcome = replay(CONVERSE, body=body + encode_body(CONVERSE, [stop(0)])[:9])
+    outcome = replay(CONVERSE, body=body + frame_body(CONVERSE, [stop(0)])[:9])
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "incomplete"
     assert outcome.invocations == []
 
@@ -184,7 +181,7 @@ def _exception_frame(kind: str, message: str) -> bytes:
 
 
 def test_exception_frame_mid_stream_is_a_provider_error_and_keeps_what_came_before() -> None:
-    body = encode_body(CONVERSE, [START, delta(0, text="Working"), stop(0), tool_start(1, "t1", "f")])
+    body = frame_body(CONVERSE, [START, delta(0, text="Working"), stop(0), tool_start(1, "t1", "f")])
     body += _exception_frame("modelStreamErrorException", "Model is overloaded")
     outcome = replay(CONVERSE, body=body)
     assert outcome.text == "Working"
@@ -201,7 +198,7 @@ def test_exception_event_as_a_dict() -> None:
 
 
 def test_corrupt_frame_is_a_provider_error() -> None:
-    body = bytearray(encode_body(CONVERSE, [START, delta(0, text="Hi")]))
+    body = bytearray(frame_body(CONVERSE, [START, delta(0, text="Hi")]))
     body[-1] ^= 0xFF  # the last message CRC no longer matches
     outcome = replay(CONVERSE, body=bytes(body))
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "provider_error"
@@ -336,7 +333,7 @@ class _BrokenRaw:
 def test_connection_dropped_mid_stream_is_incomplete() -> None:
     from botocore.awsrequest import AWSResponse
 
-    body = encode_body(CONVERSE, [START, tool_start(0, "t1", "f"), delta(0, toolUse={"input": '{"a": 1}'}), stop(0)])
+    body = frame_body(CONVERSE, [START, tool_start(0, "t1", "f"), delta(0, toolUse={"input": '{"a": 1}'}), stop(0)])
     client = boto3.client(
         "bedrock-runtime",
         region_name="us-east-1",
@@ -389,19 +386,32 @@ def test_encoder_layout_by_hand() -> None:
     ),
     payload=st.binary(max_size=300),
 )
-def test_encoder_round_trips_through_botocores_decoder(headers: dict[str, Any], payload: bytes) -> None:
-    [(decoded_headers, decoded_payload)] = decode_event_stream(encode_message(headers, payload))
+def test_encoder_round_trips_through_botocores_decoder_and_ours(headers: dict[str, Any], payload: bytes) -> None:
+    frame = encode_message(headers, payload)
+    [(decoded_headers, decoded_payload)] = decode_event_stream(frame)
     assert decoded_headers == headers
     assert decoded_payload == payload
+    assert ours_as_tuples(list(iter_messages(frame))) == [(headers, payload)]
 
 
-def test_decoder_rejects_a_corrupt_frame() -> None:
+@pytest.mark.parametrize("position", [2, 9, 20, -2])
+def test_both_decoders_reject_a_corrupt_frame(position: int) -> None:
     from botocore.eventstream import ChecksumMismatch
 
     frame = bytearray(encode_message({":event-type": "x"}, b"{}"))
-    frame[20] ^= 1
+    frame[position] ^= 1
     with pytest.raises(ChecksumMismatch):
         decode_event_stream(bytes(frame))
+    with pytest.raises(EventStreamError, match=r"byte 0: .*CRC32"):
+        list(iter_messages(bytes(frame)))
+
+
+def test_our_decoder_reads_a_real_recording_as_botocore_does() -> None:
+    path, _ = recording("bedrock/converse_claude3_haiku_tool_only.eventstream.bin")
+    data = path.read_bytes()
+    assert ours_as_tuples(list(iter_messages(data))) == decode_event_stream(data)
+    # A stream cut inside a message: both leave the incomplete message out.
+    assert ours_as_tuples(list(iter_messages(data[:-7]))) == decode_event_stream(data[:-7])
 
 
 def test_encoder_reproduces_a_real_recording_byte_for_byte() -> None:
@@ -481,11 +491,11 @@ TURN = Turn(
     usage=(50, 9),
 )
 
-_CONVERSE_BODY = render_new_body(TURN, CONVERSE)
+_CONVERSE_BODY = render_body(TURN, CONVERSE)
 
 
 def test_rendered_converse_turn_reads_back_as_written() -> None:
-    payloads = render_new(TURN, CONVERSE)
+    payloads = render(TURN, CONVERSE)
     assert all("p" in body for payload in payloads for body in payload.values())
     assert list(payloads[-2]) == ["messageStop"] and list(payloads[-1]) == ["metadata"]
     converter = BedrockConverseConverter()
@@ -504,7 +514,7 @@ def test_rendered_converse_turn_reads_back_as_written() -> None:
 @pytest.mark.parametrize("api", [CONVERSE, INVOKE])
 def test_rendered_abnormal_endings(api: str, ending: str, kind: str) -> None:
     turn = Turn((Text(("a",)), Call("f", ('{"a": ', "1}"), call_id="toolu_1")), ending=ending)  # type: ignore[arg-type]
-    outcome = replay(api, render_new(turn, api))
+    outcome = replay(api, render(turn, api))
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == kind
     assert outcome.invocations == []
 
@@ -585,14 +595,14 @@ def test_invoke_gives_what_the_anthropic_sdk_gives_for_the_same_events() -> None
     turn = Turn(
         (Reasoning(("think",), signature="c2ln"), Text(("a", "b")), Call("f", ('{"x": ', '"ü"}'), call_id="toolu_1")),
     )
-    via_bedrock = replay(INVOKE, render_new(turn, INVOKE))
+    via_bedrock = replay(INVOKE, render(turn, INVOKE))
     via_anthropic = replay_anthropic("anthropic", sse=to_sse("anthropic", render(turn, "anthropic")))
     assert via_bedrock.summary == via_anthropic.summary
     assert via_bedrock.deltas == via_anthropic.deltas
 
 
 def test_invoke_exception_frame_and_unreadable_chunk() -> None:
-    body = encode_body(INVOKE, [chunk(INVOKE_EVENTS[0])]) + _exception_frame("throttlingException", "slow down")
+    body = frame_body(INVOKE, [chunk(INVOKE_EVENTS[0])]) + _exception_frame("throttlingException", "slow down")
     outcome = replay(INVOKE, body=body)
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "provider_error"
     assert "slow down" in outcome.terminal.error.message
@@ -607,7 +617,7 @@ def test_invoke_unknown_event_key_as_a_dict_is_counted() -> None:
     assert converter.unknown_events == {"event 'hologram'": 1}
 
 
-_INVOKE_BODY = render_new_body(TURN, INVOKE)
+_INVOKE_BODY = render_body(TURN, INVOKE)
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -617,13 +627,12 @@ def test_invoke_any_byte_split_gives_the_same_outcome(pieces: list[bytes]) -> No
 
 
 def test_detection() -> None:
-    assert {detect_new_api(payload) for payload in render_new(TURN, CONVERSE)} == {CONVERSE}
-    assert {detect_new_api(payload) for payload in render_new(TURN, INVOKE)} == {INVOKE}
+    assert {payload_api(payload) for payload in render(TURN, CONVERSE)} == {CONVERSE}
+    assert {payload_api(payload) for payload in render(TURN, INVOKE)} == {INVOKE}
     assert (
-        detect_new_api({"headers": {":event-type": "contentBlockDelta"}, "payload": {"contentBlockIndex": 0}})
-        == CONVERSE
+        payload_api({"headers": {":event-type": "contentBlockDelta"}, "payload": {"contentBlockIndex": 0}}) == CONVERSE
     )
-    assert detect_new_api({"contentBlockIndex": 0, "delta": {"text": "x"}, "p": "abc"}) == CONVERSE
-    assert detect_new_api({"bytes": "eyJ9", "p": "ab"}) == INVOKE
-    assert detect_new_api({"modelStreamErrorException": {"message": "x"}}) is None
-    assert detect_new_api({"metadata": {"user_id": "x"}}) is None
+    assert payload_api({"contentBlockIndex": 0, "delta": {"text": "x"}, "p": "abc"}) == CONVERSE
+    assert payload_api({"bytes": "eyJ9", "p": "ab"}) == INVOKE
+    assert payload_api({"modelStreamErrorException": {"message": "x"}}) is None
+    assert payload_api({"metadata": {"user_id": "x"}}) is None

@@ -16,7 +16,9 @@ from new_wire_support import assert_matches_expected, byte_splits, recording, re
 from test_converters_common import outcome_of
 
 from conformance.turns.model import Call, Reasoning, Text, Turn
-from conformance.wire_new_apis import detect_new_api, encode_body, render_new, render_new_body
+from conformance.turns.render import render, render_body
+from conformance.wire.detect import payload_api
+from conformance.wire.framing import frame_body
 from reference_impl import StreamError, TokenUsage, ToolCallDelta
 from reference_impl.converters import CohereV2Converter, iter_chunks
 
@@ -131,7 +133,7 @@ def test_arguments_already_on_the_start_event_are_forwarded() -> None:
 
 def test_done_marker_is_the_end_of_the_body() -> None:
     assert replay(API, PARALLEL, done_marker=True).summary == replay(API, PARALLEL).summary
-    assert encode_body(API, PARALLEL, done_marker=True).endswith(b"\n\ndata: [DONE]\n\n")
+    assert frame_body(API, PARALLEL, done_marker=True).endswith(b"\n\ndata: [DONE]\n\n")
 
 
 def test_text_and_thinking_content() -> None:
@@ -247,7 +249,7 @@ def _stream_through(body: bytes, *, broken: bool, content_type: str = "text/even
 
 
 def test_connection_dropped_mid_stream_is_incomplete() -> None:
-    outcome = _stream_through(encode_body(API, PARALLEL[:6]), broken=True)
+    outcome = _stream_through(frame_body(API, PARALLEL[:6]), broken=True)
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "incomplete"
     assert "ReadError" in outcome.terminal.error.message
     assert outcome.calls == [("get_weather", "get_weather_kh3v6cxw4m3h", None)]
@@ -296,11 +298,11 @@ TURN = Turn(
     usage=(50, 9),
 )
 
-_BODY = render_new_body(TURN, API)
+_BODY = render_body(TURN, API)
 
 
 def test_rendered_turn_reads_back_as_written() -> None:
-    outcome = replay(API, render_new(TURN, API))
+    outcome = replay(API, render(TURN, API))
     assert outcome.reasoning == "Two tools."
     assert outcome.text == "Done ü."
     assert outcome.calls == [("get_weather", "get_weather_1", {"city": "Zürich 🌦"}), ("ping", "ping_2", {})]
@@ -313,7 +315,7 @@ def test_rendered_turn_reads_back_as_written() -> None:
 )
 def test_rendered_abnormal_endings(ending: str, kind: str) -> None:
     turn = Turn((Text(("a",)), Call("f", ('{"a": ', "1}"), call_id="f_1")), ending=ending)  # type: ignore[arg-type]
-    outcome = replay(API, render_new(turn, API))
+    outcome = replay(API, render(turn, API))
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == kind
     assert outcome.invocations == []
 
@@ -325,6 +327,6 @@ def test_any_byte_split_through_the_library_gives_the_same_outcome(pieces: list[
 
 
 def test_detection() -> None:
-    assert {detect_new_api(payload) for payload in render_new(TURN, API)} == {API}
-    assert detect_new_api({"type": "message_start"}) is None  # Anthropic
-    assert detect_new_api({"type": "stream-start", "event_type": "stream-start"}) is None  # Cohere v1
+    assert {payload_api(payload) for payload in render(TURN, API)} == {API}
+    assert payload_api({"type": "message_start"}) == "anthropic"  # underscored: Anthropic, not Cohere
+    assert payload_api({"type": "stream-start", "event_type": "stream-start"}) is None  # Cohere v1

@@ -17,7 +17,9 @@ from new_wire_support import byte_splits, replay, replay_payloads
 from test_converters_common import outcome_of
 
 from conformance.turns.model import Call, Reasoning, Text, Turn
-from conformance.wire_new_apis import detect_new_api, encode_body, render_new, render_new_body
+from conformance.turns.render import render, render_body
+from conformance.wire.detect import payload_api
+from conformance.wire.framing import frame_body
 from reference_impl import StreamError, TokenUsage, ToolCallDelta
 from reference_impl.converters import OllamaConverter, iter_chunks
 
@@ -98,7 +100,7 @@ def test_think_tags_in_content_stay_in_content() -> None:
 
 
 def test_the_encoder_escapes_like_go() -> None:
-    body = encode_body(API, [line({"content": "<think>a & b</think>\u2028"})])
+    body = frame_body(API, [line({"content": "<think>a & b</think>\u2028"})])
     assert b"\\u003cthink\\u003ea \\u0026 b\\u003c/think\\u003e\\u2028" in body
     assert body.endswith(b"}\n") and body.count(b"\n") == 1
 
@@ -125,7 +127,7 @@ def test_stream_without_a_done_line_is_incomplete() -> None:
 
 
 def test_error_line_mid_stream_is_a_provider_error_and_keeps_what_came_before() -> None:
-    body = encode_body(API, [line({"content": "Working"})]) + b'{"error":"model runner has unexpectedly stopped"}\n'
+    body = frame_body(API, [line({"content": "Working"})]) + b'{"error":"model runner has unexpectedly stopped"}\n'
     outcome = replay(API, body=body)
     assert outcome.text == "Working"
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "provider_error"
@@ -235,7 +237,7 @@ def _broken_transport(body: bytes) -> Any:
 
 
 def test_connection_dropped_mid_stream_is_incomplete() -> None:
-    body = encode_body(API, [line({"tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]})])
+    body = frame_body(API, [line({"tool_calls": [{"function": {"name": "f", "arguments": {"a": 1}}}]})])
     client = ollama.Client(host="http://127.0.0.1:11434", transport=_broken_transport(body))
     converter = OllamaConverter()
     stream = client.chat(model="m", messages=[{"role": "user", "content": "x"}], stream=True)
@@ -267,7 +269,7 @@ TURN = Turn(
 
 
 def test_rendered_turn_reads_back_as_written() -> None:
-    payloads = render_new(TURN, API)
+    payloads = render(TURN, API)
     # Two reasoning lines, two text lines, then one line per call; Go omits index 0.
     calls = [payload["message"]["tool_calls"][0]["function"] for payload in payloads[4:7]]
     assert [call.get("index") for call in calls] == [None, 1, 2]
@@ -286,15 +288,15 @@ def test_rendered_turn_reads_back_as_written() -> None:
 
 def test_rendered_think_tags_variant() -> None:
     turn = Turn((Reasoning(("plan",)), Text(("ok",))), extras={"ollama_think_tags": True})
-    assert replay(API, render_new(turn, API)).text == "<think>plan</think>ok"
+    assert replay(API, render(turn, API)).text == "<think>plan</think>ok"
 
 
 def test_renderer_refuses_arguments_ollama_cannot_send() -> None:
     with pytest.raises(ValueError, match="whole calls only"):
-        render_new(Turn((Call("f", ('{"a": ',)),)), API)
+        render(Turn((Call("f", ('{"a": ',)),)), API)
 
 
-_BODY = render_new_body(TURN, API)
+_BODY = render_body(TURN, API)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -306,11 +308,11 @@ def test_any_byte_split_through_the_library_gives_the_same_outcome(pieces: list[
 @settings(max_examples=25, deadline=None)
 @given(extra=st.dictionaries(st.text(min_size=1, max_size=8), st.integers() | st.text(max_size=5), max_size=3))
 def test_extra_keys_from_payloads_never_crash(extra: dict[str, Any]) -> None:
-    noisy = [{**extra, **payload} for payload in render_new(TURN, API)]
-    assert replay_payloads(API, noisy).calls == replay(API, render_new(TURN, API)).calls
+    noisy = [{**extra, **payload} for payload in render(TURN, API)]
+    assert replay_payloads(API, noisy).calls == replay(API, render(TURN, API)).calls
 
 
 def test_detection() -> None:
-    assert {detect_new_api(payload) for payload in render_new(TURN, API)} == {"ollama"}
-    assert detect_new_api({"error": "boom"}) is None
-    assert detect_new_api(json.loads(BODY.splitlines()[0])) == "ollama"
+    assert {payload_api(payload) for payload in render(TURN, API)} == {"ollama"}
+    assert payload_api({"error": "boom"}) is None
+    assert payload_api(json.loads(BODY.splitlines()[0])) == "ollama"

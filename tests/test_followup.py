@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance.turns.model import Call, Reasoning, Text, Turn, fake_signature
-from conformance.turns.render import render_sse
+from conformance.turns.render import render_body, render_sse
 from conformance.wire import iter_sdk_events, to_sse
 from reference_impl import ApiToolCallStreamingResponseHandler
 from reference_impl.followup import (
@@ -569,3 +569,76 @@ def test_output_does_not_depend_on_completion_order(target: str, order: Sequence
     chosen = [pool[i] for i in order if give_error or i != 2]
     canonical = [pool[i] for i in range(3) if give_error or i != 2]
     assert format_followup(target, TURN, chosen) == format_followup(target, TURN, canonical)
+
+
+# -- Bedrock Converse and Cohere v2 ------------------------------------------------------------------
+
+
+def test_bedrock_turn_keeps_reasoning_blocks_and_their_signatures() -> None:
+    turn_spec = Turn(
+        (
+            Reasoning(("First, ", "the weather."), signature=SIG_A),
+            Text(("Checking.",)),
+            Call("get_weather", ('{"city": ', '"Paris"}'), "tooluse_A"),
+            Reasoning(("Now the time.",), signature=SIG_B),
+            Call("get_time", ('{"timezone": "UTC"}',), "tooluse_B"),
+        )
+    )
+    turn = record("bedrock-converse", render_body(turn_spec, "bedrock-converse"))
+    assert [(type(item).__name__, getattr(item, "signature", None)) for item in turn.items] == [
+        ("ReasoningItem", SIG_A),
+        ("TextItem", None),
+        ("ToolCallItem", None),
+        ("ReasoningItem", SIG_B),
+        ("ToolCallItem", None),
+    ]
+    results = [ToolResult.ok("tooluse_B", "12:00"), ToolResult.failure("tooluse_A", "no network")]
+    assistant, answers = format_followup("bedrock-converse", turn, results)
+    assert assistant["content"] == [
+        {"reasoningContent": {"reasoningText": {"text": "First, the weather.", "signature": SIG_A}}},
+        {"text": "Checking."},
+        {"toolUse": {"toolUseId": "tooluse_A", "name": "get_weather", "input": {"city": "Paris"}}},
+        {"reasoningContent": {"reasoningText": {"text": "Now the time.", "signature": SIG_B}}},
+        {"toolUse": {"toolUseId": "tooluse_B", "name": "get_time", "input": {"timezone": "UTC"}}},
+    ]
+    assert answers == {
+        "role": "user",
+        "content": [
+            {"toolResult": {"toolUseId": "tooluse_A", "content": [{"text": "no network"}], "status": "error"}},
+            {"toolResult": {"toolUseId": "tooluse_B", "content": [{"text": "12:00"}], "status": "success"}},
+        ],
+    }
+
+
+def test_cohere_turn_passes_the_tool_plan_back_and_answers_by_tool_call_id() -> None:
+    turn_spec = Turn((Reasoning(("I will ", "look it up.")), Call("get_weather", ('{"city": "Oslo"}',), "call_c1")))
+    turn = record("cohere-v2", render_body(turn_spec, "cohere-v2"))
+    messages = format_followup("cohere-v2", turn, [ToolResult.ok("call_c1", {"temp_c": 3})])
+    assert messages == [
+        {
+            "role": "assistant",
+            "tool_plan": "I will look it up.",
+            "tool_calls": [
+                {
+                    "id": "call_c1",
+                    "type": "function",
+                    "function": {"name": "get_weather", "arguments": '{"city": "Oslo"}'},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": "call_c1", "content": '{"temp_c": 3}'},
+    ]
+
+
+def test_followup_reexports_the_turn_model_and_nothing_private() -> None:
+    import reference_impl.followup as followup
+    import reference_impl.turn as turn_module
+
+    moved = {
+        name for name, value in vars(followup).items() if getattr(value, "__module__", None) == turn_module.__name__
+    }
+    assert moved == {"FinishedTurn", "ReasoningItem", "TextItem", "ToolCallItem", "TurnRecorder"}
+    assert moved <= set(turn_module.__all__) and moved <= set(followup.__all__)
+    private = [name for name in vars(followup) if name.startswith("_") and not name.startswith("__")]
+    assert not [name for name in private if hasattr(turn_module, name)]
+    assert followup.UNNAMED_TOOL is turn_module.UNNAMED_TOOL

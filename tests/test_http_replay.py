@@ -261,16 +261,15 @@ def _write_lines(path: Path, payloads: list[dict[str, Any]], expected: dict[str,
 
 
 def test_ndjson_and_event_stream_recordings_are_told_apart(tmp_path: Path) -> None:
-    pytest.importorskip("botocore")
-    from conformance.wire_new_apis import decode_event_stream
+    from conformance.wire.eventstream import iter_messages
 
     ollama = load_recording(_write_lines(tmp_path / "o.jsonl", OLLAMA_LINES))
     assert ollama.api == "ollama"
     assert [json.loads(line) for line in ollama.responses[0].body.splitlines()] == OLLAMA_LINES
     converse = load_recording(_write_lines(tmp_path / "c.jsonl", CONVERSE_EVENTS))
     assert converse.api == "bedrock-converse"
-    frames = decode_event_stream(converse.responses[0].body)
-    assert [headers[":event-type"] for headers, _ in frames] == [next(iter(event)) for event in CONVERSE_EVENTS]
+    frames = list(iter_messages(converse.responses[0].body))
+    assert [frame.headers[":event-type"] for frame in frames] == [next(iter(event)) for event in CONVERSE_EVENTS]
     with pytest.raises(UnsupportedWireApiError, match="cannot tell"):
         load_recording(_write_lines(tmp_path / "x.jsonl", [{"hello": "world"}]))
 

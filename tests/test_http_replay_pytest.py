@@ -75,6 +75,8 @@ from conformance.http_replay import (
 )
 from conformance.wire import load_body
 from conformance.wire.replay import compare_outcomes, outcome_from_events
+from conformance.wire.apis import LIBRARY_APIS
+from conformance.wire.libraries import library_stream
 from conformance.wire.sdk import stream_request
 from reference_impl import ApiToolCallStreamingResponseHandler
 from reference_impl.converters import converter_for, iter_chunks
@@ -90,8 +92,22 @@ def default_client(api):
     if api == "anthropic":
         import anthropic
         return anthropic.Anthropic(max_retries=0)
+    if api == "ollama":
+        import ollama
+        return ollama.Client()
+    if api == "cohere-v2":
+        import cohere
+        return cohere.ClientV2()
+    if api.startswith("bedrock"):
+        import boto3
+        return boto3.client("bedrock-runtime", region_name="us-east-1")
     from google import genai
     return genai.Client()
+
+
+def stream_of(client, api):
+    # The client libraries' streaming calls (Ollama, Bedrock, Cohere) beside the SDKs'.
+    return library_stream(client, api) if api in LIBRARY_APIS else stream_request(client, api)
 
 
 def outcome_through(api, events, options):
@@ -110,7 +126,7 @@ def test_every_bundled_recording_reaches_a_default_sdk_client_intact(case):
     with replay_cassette(case, chunk_bytes=7) as replay:
         client = default_client(replay.api)
         for _ in replay.recording.responses:  # a multi-turn cassette: one request per recorded turn
-            outcome = outcome_through(replay.api, stream_request(client, replay.api), options)
+            outcome = outcome_through(replay.api, stream_of(client, replay.api), options)
     assert compare_outcomes(replay.expected, outcome) == []
     assert len(replay.requests) == len(replay.recording.responses)
 

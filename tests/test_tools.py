@@ -204,6 +204,12 @@ EXPECTED_CHOICES: dict[str, dict[str, Any]] = {
     },
 }
 EXPECTED_CHOICES["deepseek"] = EXPECTED_CHOICES["openai-chat"]
+# From the Bedrock Converse API reference (ToolChoice: auto | any | tool) and Cohere's v2 chat
+# reference (tool_choice: REQUIRED | NONE, omitted for the model's own choice).
+LIBRARY_CHOICES: dict[str, dict[str, Any]] = {
+    "bedrock-converse": {"auto": {"auto": {}}, "required": {"any": {}}, "named": {"tool": {"name": "get_weather"}}},
+    "cohere-v2": {"auto": None, "none": "NONE", "required": "REQUIRED"},
+}
 
 
 def _choice(label: str) -> ToolChoice | str:
@@ -214,6 +220,33 @@ def _choice(label: str) -> ToolChoice | str:
 @pytest.mark.parametrize("label", ["auto", "none", "required", "named"])
 def test_tool_choice_table(target: str, label: str) -> None:
     assert format_tool_choice(target, _choice(label), [WEATHER]) == EXPECTED_CHOICES[target][label]
+
+
+@pytest.mark.parametrize("target", sorted(LIBRARY_CHOICES))
+@pytest.mark.parametrize("label", ["auto", "none", "required", "named"])
+def test_tool_choice_table_of_bedrock_and_cohere(target: str, label: str) -> None:
+    expected = LIBRARY_CHOICES[target]
+    if label not in expected:
+        with pytest.raises(UnsupportedToolChoiceError, match=target):
+            format_tool_choice(target, _choice(label), [WEATHER])
+        return
+    assert format_tool_choice(target, _choice(label), [WEATHER]) == expected[label]
+
+
+def test_bedrock_and_cohere_tool_schemas() -> None:
+    [bedrock] = format_tools("bedrock-converse", [WEATHER])
+    assert bedrock == {
+        "toolSpec": {"name": "get_weather", "description": WEATHER.description, "inputSchema": {"json": SCHEMA}}
+    }
+    assert tool_params("bedrock-converse", [WEATHER]) == {
+        "toolConfig": {"tools": [bedrock], "toolChoice": {"auto": {}}}
+    }
+    [cohere] = format_tools("cohere-v2", [WEATHER])
+    assert cohere == {
+        "type": "function",
+        "function": {"name": "get_weather", "description": WEATHER.description, "parameters": SCHEMA},
+    }
+    assert tool_params("cohere-v2", [WEATHER], "required") == {"tools": [cohere], "tool_choice": "REQUIRED"}
 
 
 @pytest.mark.parametrize("label", ["none", "required", "named"])
@@ -231,7 +264,7 @@ def test_parallel_false_per_provider() -> None:
         "type": "auto",
         "disable_parallel_tool_use": True,
     }
-    for target in ("gemini", "ollama"):
+    for target in ("gemini", "ollama", "bedrock-converse", "cohere-v2"):
         with pytest.raises(UnsupportedToolChoiceError):
             tool_params(target, [WEATHER], single)
     with pytest.raises(UnsupportedToolChoiceError):
@@ -271,7 +304,7 @@ def test_tool_params_shapes() -> None:
 # -- through the real SDKs -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("target", [t for t in TOOL_TARGETS if t != "ollama"])
+@pytest.mark.parametrize("target", [t for t in TOOL_TARGETS if t not in ("ollama", *LIBRARY_CHOICES)])
 @pytest.mark.parametrize("label", ["auto", "none", "required", "named"])
 def test_the_sdk_sends_tools_and_choice_unchanged(target: str, label: str) -> None:
     params = tool_params(target, [WEATHER, TIME], _choice(label))
@@ -288,3 +321,19 @@ def test_the_sdk_sends_tools_and_choice_unchanged(target: str, label: str) -> No
     else:
         assert sent["tool_choice"] == EXPECTED_CHOICES[target][label]
         assert json.dumps(sent["tools"], sort_keys=True) == json.dumps(params["tools"], sort_keys=True)
+
+
+@pytest.mark.parametrize("target", sorted(LIBRARY_CHOICES))
+@pytest.mark.parametrize("label", ["auto", "none", "required", "named"])
+def test_the_library_sends_tools_and_choice_unchanged(target: str, label: str) -> None:
+    if label not in LIBRARY_CHOICES[target]:
+        return  # refused before anything is sent (test_tool_choice_table_of_bedrock_and_cohere)
+    params = tool_params(target, [WEATHER, TIME], _choice(label))
+    captured = capture_request(target, [user_message(target, "hi")], params)
+    assert captured.error is None, captured.error
+    assert captured.json is not None
+    if target == "bedrock-converse":
+        assert captured.json["toolConfig"] == params["toolConfig"]
+    else:
+        assert captured.json.get("tool_choice") == LIBRARY_CHOICES[target][label]
+        assert json.dumps(captured.json["tools"], sort_keys=True) == json.dumps(params["tools"], sort_keys=True)

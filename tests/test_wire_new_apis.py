@@ -1,4 +1,4 @@
-"""conformance.wire_new_apis across the four new wire APIs: detection against the existing four, httpx2 aliasing."""
+"""conformance.wire across Ollama, Bedrock and Cohere v2: detection against the other four APIs, httpx2 aliasing."""
 
 from __future__ import annotations
 
@@ -16,13 +16,10 @@ from conformance.turns.dialects import OPENAI_COMPAT_DIALECTS
 from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn
 from conformance.turns.render import render
 from conformance.wire import UnknownFormatError, detect_api
-from conformance.wire_new_apis import (
-    NEW_WIRE_APIS,
-    UnknownNewApiError,
-    detect_new_api,
-    iter_payload_events,
-    render_new,
-)
+from conformance.wire.apis import LIBRARY_APIS
+from conformance.wire.detect import payload_api
+from conformance.wire.framing import frame_body
+from conformance.wire.libraries import iter_library_payload_events
 from reference_impl.converters import converter_for, iter_chunks
 
 pytest.importorskip("ollama")
@@ -48,23 +45,27 @@ def _existing_payloads() -> dict[str, list[dict[str, object]]]:
 
 
 @pytest.mark.parametrize(("name", "payloads"), sorted(_existing_payloads().items()))
-def test_no_payload_of_the_existing_four_apis_is_claimed(name: str, payloads: list[dict[str, object]]) -> None:
-    assert [detect_new_api(payload) for payload in payloads] == [None] * len(payloads), name
+def test_no_payload_of_the_sdk_apis_is_claimed_by_a_library_api(name: str, payloads: list[dict[str, object]]) -> None:
+    api = name.split("/", maxsplit=1)[0].split("+", maxsplit=1)[0]
+    # Each payload is its own API's or says nothing on its own (an error object); never a library API's.
+    assert {payload_api(payload) for payload in payloads} <= {api, None}, name
+    assert api in {payload_api(payload) for payload in payloads}, name
 
 
-@pytest.mark.parametrize("api", NEW_WIRE_APIS)
+@pytest.mark.parametrize("api", LIBRARY_APIS)
 @pytest.mark.parametrize("ending", ["stop", "length", "cut"])
-def test_new_payloads_are_detected_and_never_claimed_by_the_existing_detector(api: str, ending: str) -> None:
+def test_library_api_payloads_are_detected_as_their_own(api: str, ending: str) -> None:
     items = (*REASONING, *CALLS) if api != "bedrock-converse" else (*REASONING, *CALLS, *SERVER)
-    payloads = render_new(Turn(items, ending=ending), api)  # type: ignore[arg-type]
-    assert {detect_new_api(payload) for payload in payloads} == {api}
-    with pytest.raises(UnknownFormatError):
-        detect_api(payloads)
+    payloads = render(Turn(items, ending=ending), api)  # type: ignore[arg-type]
+    assert {payload_api(payload) for payload in payloads} == {api}
+    assert detect_api(payloads) == api
 
 
 def test_unknown_api_names_are_refused() -> None:
-    with pytest.raises(UnknownNewApiError, match="ollama, bedrock-converse, bedrock-invoke, cohere-v2"):
-        render_new(Turn(CALLS), "bedrock")
+    with pytest.raises(ValueError, match="ollama, bedrock-converse, bedrock-invoke, cohere-v2"):
+        render(Turn(CALLS), "bedrock")
+    with pytest.raises(UnknownFormatError, match="ollama, bedrock-converse, bedrock-invoke, cohere-v2"):
+        frame_body("bedrock", [])
 
 
 def test_replay_works_when_httpx_is_aliased_to_httpx2() -> None:
@@ -75,12 +76,13 @@ def test_replay_works_when_httpx_is_aliased_to_httpx2() -> None:
         import sys
         import httpx2
         httpx2.alias_httpx()
-        from conformance.turns import Call, Turn
-        from conformance.wire_new_apis import iter_library_events, render_new_body
+        from conformance.turns.model import Call, Turn
+        from conformance.wire.libraries import iter_library_events
+        from conformance.turns.render import render_body
         from reference_impl.converters import converter_for, iter_chunks
         turn = Turn((Call("f", ('{"x": 1}',), call_id="c1"),))
         for api in ("ollama", "cohere-v2"):
-            body = render_new_body(turn, api)
+            body = render_body(turn, api)
             chunks = list(iter_chunks(converter_for(api), iter_library_events(api, [body[:5], body[5:]])))
             assert chunks[-1].error is None, chunks[-1]
             assert [d.name for c in chunks for d in c.tool_calls or () if d.name] == ["f"]
@@ -115,7 +117,7 @@ def _with_extra_keys(value: Any, key: str, extra: Any, *, inside_arguments: bool
 NOISE_TURN = Turn((*REASONING, *CALLS, Text(("bye",))))
 
 
-@pytest.mark.parametrize("api", NEW_WIRE_APIS)
+@pytest.mark.parametrize("api", LIBRARY_APIS)
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     key=st.text(alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", min_size=3, max_size=12),
@@ -125,14 +127,14 @@ NOISE_TURN = Turn((*REASONING, *CALLS, Text(("bye",))))
     | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2),
 )
 def test_extra_keys_at_every_level_never_crash_the_payload_path(api: str, key: str, extra: Any) -> None:
-    payloads = render_new(NOISE_TURN, api)
+    payloads = render(NOISE_TURN, api)
     noisy = [_with_extra_keys(payload, key, extra) for payload in payloads]
     if api.startswith("bedrock"):
         # A Bedrock event is one {eventType: payload} pair: the noise goes inside it.
         noisy = [{kind: body for kind, body in payload.items() if kind != key} for payload in noisy]
     converter = converter_for(api)
-    chunks = list(iter_chunks(converter, iter_payload_events(api, noisy)))
-    reference = list(iter_chunks(converter_for(api), iter_payload_events(api, payloads)))
+    chunks = list(iter_chunks(converter, iter_library_payload_events(api, noisy)))
+    reference = list(iter_chunks(converter_for(api), iter_library_payload_events(api, payloads)))
     heads = [(d.index, d.call_id, d.name) for c in chunks for d in c.tool_calls or () if d.name]
     assert heads == [(d.index, d.call_id, d.name) for c in reference for d in c.tool_calls or () if d.name]
     assert "".join(d.arguments_delta or "" for c in chunks for d in c.tool_calls or ()) == "".join(

@@ -7,10 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conformance.cli.common import (
-    EXIT_CONFORMANT,
-    EXIT_VIOLATIONS,
-)
+from conformance.cli.common import EXIT_CONFORMANT, EXIT_VIOLATIONS, UsageError
 
 __all__ = ["add_parser", "run"]
 
@@ -22,15 +19,22 @@ def add_parser(commands: Any) -> None:
     check = cassette_commands.add_parser(
         "check",
         help="validate cassettes: schema, body decodes, expectation present, no secrets",
-        description="Exit 1 naming file and line for every problem; usable as a pre-commit hook.",
+        description=(
+            "Exit 1 naming file and line for every problem; exit 2 when a path is missing or holds no file. "
+            "Usable as a pre-commit hook."
+        ),
     )
     check.add_argument("paths", type=Path, nargs="+")
     parser.set_defaults(command_main=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.corpus.hygiene import check_cassettes
+    from conformance.corpus.hygiene import NothingToCheckError, cassette_files, check_cassettes
 
+    try:
+        cassette_files(args.paths)
+    except NothingToCheckError as error:
+        raise UsageError(str(error)) from None
     findings = check_cassettes(args.paths)
     for finding in findings:
         print(finding, file=sys.stderr)

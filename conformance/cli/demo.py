@@ -9,7 +9,7 @@ from typing import Any
 from conformance.cli.common import (
     UsageError,
 )
-from conformance.wire import WIRE_APIS, bundled_cassette_dir
+from conformance.wire import SDK_APIS, bundled_cassette_dir
 
 __all__ = ["add_parser", "run"]
 
@@ -24,7 +24,7 @@ def add_parser(commands: Any) -> None:
             "the tool calls detected, the results the next request sent back, and the final answer."
         ),
     )
-    parser.add_argument("--api", choices=WIRE_APIS, help="only this wire API (default: all four)")
+    parser.add_argument("--api", choices=SDK_APIS, help="only this wire API (default: all four SDK APIs)")
     parser.add_argument("--chunk-bytes", type=int, metavar="N", help="serve each response body in pieces of N bytes")
     parser.add_argument(
         "--cassette-dir", type=Path, metavar="DIR", help="multi-turn cassettes to run (default: the bundled ones)"

@@ -19,17 +19,22 @@ def add_parser(commands: Any) -> None:
     """Declare the ``record`` subcommand and its options."""
     parser = commands.add_parser(
         "record",
-        help="parser a provider cassette with the real SDK (keys from the usual environment variables)",
+        help="record a provider cassette with the real SDK (keys from the usual environment variables)",
         description=(
-            "Send one scenario's request with the real SDK under vcrpy, scrub credentials, and write the cassette "
-            "with an expectation folded by the SDK's own accumulator. Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
-            "GEMINI_API_KEY or GOOGLE_API_KEY."
+            "Send one scenario's request with the real SDK or client library under vcrpy, scrub credentials, and "
+            "write the cassette with an expectation read by the SDK. Keys: OPENAI_API_KEY, ANTHROPIC_API_KEY, "
+            "GEMINI_API_KEY or GOOGLE_API_KEY, CO_API_KEY or COHERE_API_KEY; Bedrock uses the AWS credential chain; "
+            "Ollama needs none. With --base-url a missing key is replaced by a placeholder (a local server may need "
+            "none). Exit 2 when nothing could be recorded (no key, a server that cannot be reached or fails)."
         ),
     )
     parser.add_argument("--provider", required=True, choices=sorted(PROVIDERS))
     parser.add_argument("--scenario", required=True, choices=sorted(SCENARIOS))
     parser.add_argument("--model", help="model name (default: a small current model of the provider)")
-    parser.add_argument("--base-url", help="an OpenAI-compatible or proxy endpoint instead of the provider's own")
+    parser.add_argument(
+        "--base-url",
+        help="another endpoint for the API: an OpenAI-compatible server, a proxy, a local Ollama, a Bedrock endpoint",
+    )
     parser.add_argument("--out", type=Path, default=Path("cassettes/recorded"), help="output folder")
     parser.set_defaults(command_main=run)
 

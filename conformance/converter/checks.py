@@ -264,43 +264,55 @@ def _arguments_stream_incrementally(ctx: ConverterContext) -> list[str]:
     ]
     if not streamed:
         raise NotApplicable("no call's arguments arrive in two or more events (sent whole, or not read)")
-    order = _calls_in_order(ctx.result.chunks)
-    # Per call position: (event position or None for finish/fail, argument text), in output order.
+    emitted = _argument_text_by_call(ctx.result)
+    problems = []
+    for position, call in streamed:
+        problem = _held_back(recording, position, call, emitted[position])
+        if problem:
+            problems.append(problem)
+    return problems
+
+
+def _argument_text_by_call(result: ReplayResult) -> dict[int, list[tuple[int | None, str]]]:
+    """Per call position: (event position or None for finish/fail, argument text), in output order."""
+    order = _calls_in_order(result.chunks)
     emitted: dict[int, list[tuple[int | None, str]]] = defaultdict(list)
-    for chunk, event in zip(ctx.result.chunks, ctx.result.chunk_events, strict=True):
+    for chunk, event in zip(result.chunks, result.chunk_events, strict=True):
         for delta in chunk.tool_calls or ():
             if delta.arguments_delta:
                 emitted[order[delta.index]].append((event, delta.arguments_delta))
+    return emitted
 
-    def emitted_through(position: int, last_event: int) -> str:
-        return "".join(text for event, text in emitted[position] if event is not None and event <= last_event)
 
-    problems = []
-    for position, call in streamed:
-        label = f"call {position} ({call.name})"
-        if call.progress is not None and len(call.progress) >= 2:
-            for event, recorded in call.progress:
-                got = emitted_through(position, event)
-                if not got.startswith(recorded):
-                    why = (
-                        f"argument text held back (the arguments arrive in {len(call.progress)} events)"
-                        if recorded.startswith(got)
-                        else "the argument text is not the text the provider sent, in order"
-                    )
-                    problems.append(
-                        f"{label}: after {recording.describe_event(event)} the recording's arguments were "
-                        f"{describe_text(recorded)}, but the converter had emitted {describe_text(got)}: {why}"
-                    )
-                    break
-        else:
-            last = call.value_events[-1]
-            if not emitted_through(position, last - 1):
-                problems.append(
-                    f"{label}: the recording carries argument values in {len(call.value_events)} events "
-                    f"(partialArgs), but no argument text came out before {recording.describe_event(last)}, "
-                    "the last of them: arguments held back until the end"
+def _held_back(recording: Recording, position: int, call: Any, emitted: list[tuple[int | None, str]]) -> str | None:
+    """Why a streamed call's argument text was held back (or is not the recorded text), or None."""
+
+    def emitted_through(last_event: int) -> str:
+        return "".join(text for event, text in emitted if event is not None and event <= last_event)
+
+    label = f"call {position} ({call.name})"
+    if call.progress is not None and len(call.progress) >= 2:
+        for event, recorded in call.progress:
+            got = emitted_through(event)
+            if not got.startswith(recorded):
+                why = (
+                    f"argument text held back (the arguments arrive in {len(call.progress)} events)"
+                    if recorded.startswith(got)
+                    else "the argument text is not the text the provider sent, in order"
                 )
-    return problems
+                return (
+                    f"{label}: after {recording.describe_event(event)} the recording's arguments were "
+                    f"{describe_text(recorded)}, but the converter had emitted {describe_text(got)}: {why}"
+                )
+        return None
+    last = call.value_events[-1]
+    if not emitted_through(last - 1):
+        return (
+            f"{label}: the recording carries argument values in {len(call.value_events)} events "
+            f"(partialArgs), but no argument text came out before {recording.describe_event(last)}, "
+            "the last of them: arguments held back until the end"
+        )
+    return None
 
 
 @CONVERTER_CHECK_REGISTRY.check(

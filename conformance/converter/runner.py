@@ -1,4 +1,4 @@
-"""Run the converter checks over recordings: each replayed through the real SDK, whole and byte-split."""
+"""Run the converter checks over recordings: each replayed through the real SDK or client library."""
 
 from __future__ import annotations
 
@@ -11,11 +11,11 @@ from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, Not
 from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile
 from conformance.wire import (
     Body,
+    Case,
     WireFormatError,
     discover_cases,
     iter_payload_events,
     load_body,
-    sse_payloads,
 )
 from conformance.wire.recorded import Recording, read_recording
 from conformance.wire.replay import ReplayResult, as_chunk_response, replay_body
@@ -27,9 +27,9 @@ __all__ = ["run_converter_conformance"]
 def _events(body: Body) -> tuple[list[Any], BaseException | None]:
     events: list[Any] = []
     try:
-        for event in iter_payload_events(body.api, sse_payloads(body.sse)):
+        for event in iter_payload_events(body.api, body.payloads()):
             events.append(event)
-    except Exception as raised:
+    except Exception as raised:  # noqa: BLE001 - the SDK's in-band error ends the events, as in production
         return events, raised
     return events, None
 
@@ -64,9 +64,63 @@ def _interleaved(
                 side_by_side += mine.convert(events[position])
         _end(other, other_error)
         side_by_side += _end(mine, error)
-    except Exception:
+    except Exception:  # noqa: BLE001 - a converter that raises here is converter_outcome_matches's finding
         return None
     return [as_chunk_response(c) for c in by_itself], [as_chunk_response(c) for c in side_by_side]
+
+
+def _judge(case: Case, context: ConverterContext, results: dict[str, CheckResult]) -> None:
+    """Run every converter check on one replayed recording."""
+    for check in CONVERTER_CHECKS:
+        result = results[check.id]
+        if context.crash is not None and check.id != "converter_outcome_matches":
+            # Nothing came out to check: the crash is converter_outcome_matches's finding.
+            result.not_applicable.append(f"{case.name}: the replay raised {type(context.crash).__name__}")
+            continue
+        try:
+            problems = check.run(context)
+        except NotApplicable as why:
+            result.not_applicable.append(f"{case.name}: {why}")
+            continue
+        result.scenarios_run += 1
+        result.examples_run += 1
+        if problems:
+            text = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
+            result.fail(problems[0], text, scenario=case.name)
+
+
+def _replay_case(
+    case: Case, body: Body, converter_factory: Callable[..., Any]
+) -> tuple[ReplayResult, BaseException | None, Recording | None]:
+    crash: BaseException | None = None
+    try:
+        result = replay_body(body, converter_factory=converter_factory)
+    except WireFormatError:
+        raise  # the body itself, not the converter
+    except Exception as error:  # noqa: BLE001 - a converter bug is a finding, not a suite error
+        crash, result = error, ReplayResult(body.api)
+    try:
+        recording: Recording | None = read_recording(body.api, body.data, case.expected())
+    except Exception:  # noqa: BLE001 - the facts are optional; their checks report the case as not applicable
+        recording = None
+    return result, crash, recording
+
+
+def _finish_statuses(results: dict[str, CheckResult], report: Report, unreadable: list[str], where: str) -> None:
+    for check_result in results.values():
+        check_result.not_applicable += unreadable
+        if report.scenarios == 0:
+            check_result.status = "skipped"
+            check_result.skipped_reason = f"no recording with an expectation {where}" + (
+                f" could be read (first: {unreadable[0]})" if unreadable else ""
+            )
+        elif check_result.status == "passed" and check_result.scenarios_run == 0 and check_result.not_applicable:
+            reasons = {entry.split(": ", 1)[-1] for entry in check_result.not_applicable}
+            check_result.status = "skipped"
+            check_result.skipped_reason = (
+                f"not applicable to any of the {len(check_result.not_applicable)} recordings"
+                + (f": {reasons.pop()}" if len(reasons) == 1 else f"; first: {check_result.not_applicable[0]}")
+            )
 
 
 def run_converter_conformance(
@@ -78,57 +132,34 @@ def run_converter_conformance(
     target: str = "",
     apis: Sequence[str] | None = None,
 ) -> Report:
-    """Run the converter checks over every recording with an expectation under ``cassette_dirs``."""
+    """Run the converter checks over every recording with an expectation under ``cassette_dirs``.
+
+    A recording that cannot be read is listed in every check's ``not_applicable`` (never counted as
+    a pass); when no recording at all was checked, every check is skipped, saying so.
+    """
     chosen = resolve_profile(profile)
     report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
     results = {check.id: CheckResult(check) for check in CONVERTER_CHECKS}
     started = time.perf_counter()
     partners: dict[str, Body] = {}  # the previous recording of each wire API (see _interleaved)
-    for case in discover_cases(cassette_dirs):
+    directories = list(cassette_dirs)
+    unreadable: list[str] = []
+    for case in discover_cases(directories):
         try:
             body = load_body(case.body_path)
-        except WireFormatError:
-            continue  # not a body the SDKs here can read (e.g. Bedrock event streams)
-        if apis is not None and body.api not in apis:
+            if apis is not None and body.api not in apis:
+                continue
+            result, crash, recording = _replay_case(case, body, converter_factory)
+        except WireFormatError as error:
+            unreadable.append(f"{case.name}: the recording cannot be read: {error}")
             continue
-        expected = case.expected()
         report.scenarios += 1
-        crash: BaseException | None = None
-        try:
-            result = replay_body(body, converter_factory=converter_factory)
-        except Exception as error:  # a converter bug is a finding, not a suite error
-            crash, result = error, ReplayResult(body.api)
         report.examples += 1
-        try:
-            recording: Recording | None = read_recording(body.api, body.sse, expected)
-        except Exception:  # the facts are optional; their checks report the case as not applicable
-            recording = None
         interleaved = _interleaved(converter_factory, body, partners.get(body.api, body)) if crash is None else None
         partners[body.api] = body
-        context = ConverterContext(case, body, expected, result, crash, recording, interleaved)
-        for check in CONVERTER_CHECKS:
-            if crash is not None and check.id != "converter_outcome_matches":
-                # Nothing came out to check: the crash is converter_outcome_matches's finding.
-                results[check.id].not_applicable.append(f"{case.name}: the replay raised {type(crash).__name__}")
-                continue
-            try:
-                problems = check.run(context)
-            except NotApplicable as why:
-                results[check.id].not_applicable.append(f"{case.name}: {why}")
-                continue
-            results[check.id].scenarios_run += 1
-            results[check.id].examples_run += 1
-            if problems:
-                text = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
-                results[check.id].fail(problems[0], text, scenario=case.name)
-    for check_result in results.values():
-        if check_result.status == "passed" and check_result.scenarios_run == 0 and check_result.not_applicable:
-            reasons = {entry.split(": ", 1)[-1] for entry in check_result.not_applicable}
-            check_result.status = "skipped"
-            check_result.skipped_reason = (
-                f"not applicable to any of the {len(check_result.not_applicable)} recordings"
-                + (f": {reasons.pop()}" if len(reasons) == 1 else f"; first: {check_result.not_applicable[0]}")
-            )
+        _judge(case, ConverterContext(case, body, case.expected(), result, crash, recording, interleaved), results)
+    where = (f"for {', '.join(apis)} " if apis else "") + f"under {', '.join(str(d) for d in directories)}"
+    _finish_statuses(results, report, unreadable, where)
     report.results = [results[check.id] for check in CONVERTER_CHECKS]
     for check_result in report.results:
         check_result.target = report.target

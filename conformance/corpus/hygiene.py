@@ -1,21 +1,41 @@
 """``toolcall-conformance cassettes check``: is a cassette safe and sound to commit?
 
-The cassette parses as vcrpy YAML, its body decodes through the SDK, its expectation is present
-and well-formed, and nothing in the file looks like a secret. Usable as a pre-commit hook.
+The cassette parses as vcrpy YAML, its body decodes through the SDK (or client library), its
+expectation is present and well-formed, and nothing in it looks like a secret. Usable as a
+pre-commit hook.
+
+Secrets are looked for in the *parsed* values, not the text, so a key folded over two lines by a
+YAML line continuation, or inside a binary (``!!binary``) body, is still found; the text is only
+searched to name the line. Credential headers (``authorization``, ``x-api-key``, ``api-key``,
+``x-goog-api-key``, cookies, OpenAI organisation and project) must be absent or ``<scrubbed>`` in
+requests and responses alike, whatever their value looks like.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from conformance.wire import WireFormatError, iter_sdk_events, load_body
 from conformance.wire.cases import BODY_SUFFIXES, SKIPPED_SUFFIXES, expectation_path, load_expectation
+from conformance.wire.eventstream import is_event_stream, iter_messages
 
-__all__ = ["SECRET_PATTERNS", "Finding", "check_cassettes", "scan_secrets"]
+__all__ = [
+    "SECRET_PATTERNS",
+    "SENSITIVE_HEADERS",
+    "Finding",
+    "NothingToCheckError",
+    "cassette_files",
+    "check_cassettes",
+    "scan_secrets",
+]
 
 
 @dataclass(frozen=True)
@@ -28,11 +48,18 @@ class Finding:
         return f"{self.path}:{self.line}: {self.message}"
 
 
+class NothingToCheckError(ValueError):
+    """A path given to ``cassettes check`` does not exist, or holds no file at all."""
+
+
 # Patterns for things that must never be committed. Placeholders that say what they are
-# ("test-key-not-a-real-secret", "<scrubbed>") do not match: they have no long random run.
+# ("test-key-not-a-real-secret", "<scrubbed>") do not match: they have no long random run. The
+# first pattern that matches names the finding, so the specific ones come first.
 SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-|ant-(?:api\d\d-)?)?[A-Za-z0-9_-]{20,}")),
+    ("Anthropic key", re.compile(r"\bsk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,}")),
+    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
     ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
+    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
     ("Groq key", re.compile(r"\bgsk_[A-Za-z0-9]{30,}")),
     ("xAI key", re.compile(r"\bxai-[A-Za-z0-9]{30,}")),
     ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}")),
@@ -45,9 +72,11 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
 )
 
-_SENSITIVE_HEADERS = frozenset(
+# Secret whatever their value: they must be absent or scrubbed, in requests and responses.
+SENSITIVE_HEADERS = frozenset(
     {
         "authorization",
+        "proxy-authorization",
         "x-api-key",
         "api-key",
         "x-goog-api-key",
@@ -55,56 +84,149 @@ _SENSITIVE_HEADERS = frozenset(
         "set-cookie",
         "openai-organization",
         "openai-project",
+        "anthropic-organization-id",
+        "x-amz-security-token",
     }
 )
 _SCRUBBED = "<scrubbed>"
 
 
+def _match(value: str) -> tuple[str, str] | None:
+    for label, pattern in SECRET_PATTERNS:
+        found = pattern.search(value)
+        if found:
+            return label, found.group(0)
+    return None
+
+
+def _line_of(text: str, needle: str) -> int:
+    """The line where ``needle`` (or, for a value folded over lines, its first characters) appears."""
+    for probe in (needle, needle[:8]):
+        if probe:
+            for number, line in enumerate(text.splitlines(), start=1):
+                if probe in line:
+                    return number
+    return 1
+
+
 def scan_secrets(path: Path, text: str) -> list[Finding]:
-    """Every line of ``text`` that looks like it carries a credential."""
+    """Every line of ``text`` that looks like it carries a credential (for files that are not YAML)."""
     findings = []
     for number, line in enumerate(text.splitlines(), start=1):
-        for label, pattern in SECRET_PATTERNS:
-            match = pattern.search(line)
-            if match:
-                shown = match.group(0)[:12] + "..."
-                findings.append(Finding(path, number, f"looks like a {label} ({shown}); scrub it before committing"))
-                break
+        found = _match(line)
+        if found:
+            label, secret = found
+            findings.append(
+                Finding(path, number, f"looks like a {label} ({secret[:12]}...); scrub it before committing")
+            )
     return findings
 
 
-def _check_cassette_structure(path: Path, text: str) -> list[Finding]:
-    from vcr import serialize
-    from vcr.serializers import yamlserializer
-
+def _binary_strings(data: bytes) -> Iterator[Any]:
+    """What a binary body carries: an AWS event stream's payloads (and the base64 Anthropic events inside
+    Bedrock InvokeModel chunks), else the bytes read as UTF-8."""
+    if not is_event_stream(data):
+        yield data.decode("utf-8", errors="replace")
+        return
     try:
-        requests, _responses = serialize.deserialize(text, yamlserializer)
-    except Exception as error:
-        return [Finding(path, 1, f"not a loadable vcrpy cassette: {type(error).__name__}: {error}")]
+        for message in iter_messages(data):
+            yield message.payload.decode("utf-8", errors="replace")
+            for chunk in re.findall(rb'"bytes"\s*:\s*"([A-Za-z0-9+/=]+)"', message.payload):
+                yield base64.b64decode(chunk).decode("utf-8", errors="replace")
+    except (WireFormatError, binascii.Error):
+        yield data.decode("utf-8", errors="replace")
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string of a parsed YAML document (keys too; binary bodies decoded, see ``_binary_strings``)."""
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            yield node
+        elif isinstance(node, bytes):
+            stack += list(_binary_strings(node))
+        elif isinstance(node, dict):
+            for key, item in node.items():
+                stack += [key, item]
+        elif isinstance(node, list):
+            stack += node
+
+
+def _secret_values(path: Path, text: str, document: Any) -> list[Finding]:
     findings = []
-    for request in requests:
-        for header, value in (request.headers or {}).items():
-            values = value if isinstance(value, list) else [value]
-            if header.lower() in _SENSITIVE_HEADERS and any(v != _SCRUBBED for v in values):
+    seen: set[str] = set()
+    for value in _strings(document):
+        found = _match(value)
+        if found and found[1] not in seen:
+            label, secret = found
+            seen.add(secret)
+            line = _line_of(text, secret)
+            findings.append(Finding(path, line, f"looks like a {label} ({secret[:12]}...); scrub it before committing"))
+    return findings
+
+
+def _headers_of(interaction: Any) -> Iterator[tuple[str, str, list[Any]]]:
+    for side in ("request", "response"):
+        part = interaction.get(side) if isinstance(interaction, dict) else None
+        headers = part.get("headers") if isinstance(part, dict) else None
+        for name, value in (headers or {}).items() if isinstance(headers, dict) else ():
+            yield side, str(name), value if isinstance(value, list) else [value]
+
+
+def _sensitive_headers(path: Path, text: str, document: Any) -> list[Finding]:
+    findings = []
+    interactions = document.get("interactions") if isinstance(document, dict) else None
+    for interaction in interactions if isinstance(interactions, list) else ():
+        for side, name, values in _headers_of(interaction):
+            if name.lower() in SENSITIVE_HEADERS and any(value != _SCRUBBED for value in values):
                 findings.append(
                     Finding(
                         path,
-                        _line_of(text, header),
-                        f"request header {header!r} must be removed or set to {_SCRUBBED!r}",
+                        _line_of(text, f"{name}:"),
+                        f"{side} header {name!r} is a credential whatever its value: remove it or set it to "
+                        f"{_SCRUBBED!r}",
                     )
                 )
     return findings
 
 
-def _line_of(text: str, needle: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if needle in line:
-            return number
-    return 1
+def _check_cassette(path: Path, text: str) -> tuple[list[Finding], bool]:
+    """Secrets, credential headers and the vcrpy schema of one cassette; whether its body can be checked."""
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        return [Finding(path, 1, f"not a loadable vcrpy cassette: not valid YAML: {error}".splitlines()[0])], False
+    findings = _secret_values(path, text, document) + _sensitive_headers(path, text, document)
+    from vcr import serialize
+    from vcr.serializers import yamlserializer
+
+    try:
+        serialize.deserialize(text, yamlserializer)
+    except Exception as error:  # noqa: BLE001 - vcrpy's own reading decides; whatever it raises is the finding
+        findings.append(Finding(path, 1, f"not a loadable vcrpy cassette: {type(error).__name__}: {error}"))
+        return findings, False
+    return findings, True
+
+
+def cassette_files(paths: Iterable[Path]) -> list[Path]:
+    """Every file under ``paths``; ``NothingToCheckError`` when a path does not exist or nothing is found."""
+    files: list[Path] = []
+    given = list(paths)
+    for root in given:
+        if not root.exists():
+            raise NothingToCheckError(f"{root}: no such file or directory; nothing was checked")
+        files += [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+    if not files:
+        raise NothingToCheckError(f"{', '.join(str(p) for p in given)}: no file found; nothing was checked")
+    return files
 
 
 def check_cassettes(paths: Iterable[Path]) -> list[Finding]:
-    """Check every recording under ``paths``; return the problems found (empty means clean)."""
+    """Check every recording under ``paths``; return the problems found (empty means clean).
+
+    A path that does not exist is a finding here (``cassette_files`` raises instead, for the CLI).
+    """
     findings: list[Finding] = []
     for root in paths:
         if not root.exists():
@@ -112,20 +234,23 @@ def check_cassettes(paths: Iterable[Path]) -> list[Finding]:
             continue
         files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         for path in files:
-            try:
-                text = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                findings.append(Finding(path, 0, "not UTF-8 text; cassettes must be readable in review"))
-                continue
-            findings += scan_secrets(path, text)
-            if not path.name.endswith(BODY_SUFFIXES) or path.name.endswith(SKIPPED_SUFFIXES):
-                continue
-            if path.suffix in (".yaml", ".yml"):
-                structural = _check_cassette_structure(path, text)
-                findings += structural
-                if structural:
-                    continue
-            findings += _check_body(path)
+            findings += _check_file(path)
+    return findings
+
+
+def _check_file(path: Path) -> list[Finding]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        if path.name.endswith(".bin"):
+            return _check_body(path)  # a raw AWS event stream: binary by nature
+        return [Finding(path, 0, "not UTF-8 text; cassettes must be readable in review")]
+    if path.suffix in (".yaml", ".yml"):
+        findings, loadable = _check_cassette(path, text)
+    else:
+        findings, loadable = scan_secrets(path, text), True
+    if loadable and path.name.endswith(BODY_SUFFIXES) and not path.name.endswith(SKIPPED_SUFFIXES):
+        findings += _check_body(path)
     return findings
 
 
@@ -142,13 +267,13 @@ def _check_body(path: Path) -> list[Finding]:
     try:
         body = load_body(path)
         events: list[Any] = []
-        for event in iter_sdk_events(body.api, [body.sse]):
+        for event in iter_sdk_events(body.api, [body.data]):
             events.append(event)
         if not events:
             findings.append(Finding(path, 0, f"the {body.api} SDK decoded no events from this body"))
     except WireFormatError as error:
         findings.append(Finding(path, 0, str(error)))
-    except Exception as error:  # an SDK error on a body that is meant to end in an error is fine
+    except Exception as error:  # noqa: BLE001 - an SDK error on a body meant to end in an error is fine; else a finding
         if "error" not in path.name:
             findings.append(Finding(path, 0, f"the SDK could not decode the body: {type(error).__name__}: {error}"))
     return findings

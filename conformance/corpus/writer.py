@@ -1,8 +1,10 @@
-"""Write the corpus: render each scenario, cross-check it with the SDK's own accumulator, write the cassette.
+"""Write the corpus: render each scenario, confirm it with the SDK's own reading, write the cassette.
 
-``write_corpus`` refuses any cassette whose SDK view disagrees with its hand-checked definition,
-except for the dialects the OpenAI accumulator is known to mishandle, where the disagreement is
-recorded in the metadata instead. ``python -m conformance.corpus cassettes`` runs it.
+``write_corpus`` refuses any cassette whose SDK reading disagrees with its hand-checked definition
+(tool calls, text and reasoning), except for the cassettes of ``conformance.corpus.exemptions``,
+where the SDK must misread it exactly as documented. ``expectation_for`` is what it stores, so a
+test can hold every stored expectation to its definition. ``python -m conformance.corpus
+cassettes`` runs it.
 """
 
 from __future__ import annotations
@@ -10,22 +12,29 @@ from __future__ import annotations
 import argparse
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from conformance.corpus.written import (
-    API_URLS,
-    CORPUS,
-    SDK_ACCUMULATOR_MISHANDLES,
-    CorpusScenario,
-    expected_from_turn,
-)
-from conformance.turns import render_sse
+from conformance.corpus.exemptions import SDK_READING_EXEMPTIONS, differences
+from conformance.corpus.written import API_URLS, CORPUS, CorpusScenario, expected_from_turn
+from conformance.turns.render import render_body
 from conformance.wire import Outcome, SdkAccumulatorError, sdk_outcome
+from conformance.wire.apis import CONTENT_TYPES, FRAMING
 
-__all__ = ["LiteralDumper", "cassette_document", "dump_cassette", "main", "write_corpus"]
+__all__ = [
+    "Expectation",
+    "LiteralDumper",
+    "body_for",
+    "cassette_document",
+    "dump_cassette",
+    "expectation_for",
+    "expectation_json",
+    "main",
+    "write_corpus",
+]
 
 
 class LiteralDumper(yaml.SafeDumper):
@@ -41,15 +50,25 @@ def _str_representer(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 LiteralDumper.add_representer(str, _str_representer)
 
 
-def _sse_for(scenario: CorpusScenario) -> bytes:
+def body_for(scenario: CorpusScenario) -> bytes:
+    """The response body of ``scenario``, in its wire API's framing."""
     dialects = tuple(d for d in scenario.dialects if d not in ("reasoning_content", "interleaved"))
-    return render_sse(scenario.turn, scenario.api, dialects, sse_comments=scenario.sse_comments)
+    return render_body(scenario.turn, scenario.api, dialects, sse_comments=scenario.sse_comments)
 
 
-def _sdk_versions() -> dict[str, str]:
+_CHECKED_WITH = {
+    "ollama": ("ollama", "httpx"),
+    "bedrock-converse": ("boto3", "botocore"),
+    "bedrock-invoke": ("boto3", "botocore", "anthropic"),
+    "cohere-v2": ("cohere", "httpx"),
+}
+
+
+def _versions(api: str) -> dict[str, str]:
     from importlib.metadata import version
 
-    return {name: version(name) for name in ("openai", "anthropic", "google-genai", "httpx2")}
+    names = _CHECKED_WITH.get(api, ("openai", "anthropic", "google-genai", "httpx2"))
+    return {name: version(name) for name in names}
 
 
 def _compare(expected: Outcome, sdk: Outcome) -> list[str]:
@@ -60,12 +79,19 @@ def _compare(expected: Outcome, sdk: Outcome) -> list[str]:
         problems.append(f"tool calls: definition {want} vs SDK {got}")
     if expected.text != sdk.text:
         problems.append(f"text: definition {expected.text!r} vs SDK {sdk.text!r}")
+    if expected.reasoning != sdk.reasoning:
+        problems.append(f"reasoning: definition {expected.reasoning!r} vs SDK {sdk.reasoning!r}")
     return problems
 
 
-def cassette_document(scenario: CorpusScenario, sse: bytes, metadata: dict[str, Any]) -> dict[str, Any]:
-    """A vcrpy cassette (format version 1) for ``sse``, with our metadata beside ``interactions``."""
+def cassette_document(scenario: CorpusScenario, body: bytes, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A vcrpy cassette (format version 1) for ``body``, with our metadata beside ``interactions``.
+
+    A text body (SSE, NDJSON) is stored as text, an AWS event stream as ``!!binary``.
+    """
+    framing = FRAMING[scenario.api]
     request_body = {"model": scenario.turn.model, "stream": True}
+    stored: str | bytes = body if framing == "eventstream" else body.decode("utf-8")
     return {
         "toolcall_conformance": metadata,
         "interactions": [
@@ -78,8 +104,8 @@ def cassette_document(scenario: CorpusScenario, sse: bytes, metadata: dict[str, 
                 },
                 "response": {
                     "status": {"code": 200, "message": "OK"},
-                    "headers": {"content-type": ["text/event-stream"]},
-                    "body": {"string": sse.decode("utf-8")},
+                    "headers": {"content-type": [CONTENT_TYPES[framing]]},
+                    "body": {"string": stored},
                 },
             }
         ],
@@ -87,27 +113,57 @@ def cassette_document(scenario: CorpusScenario, sse: bytes, metadata: dict[str, 
     }
 
 
-def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) -> list[Path]:
-    """Render, cross-check with the SDK accumulators, and write every scenario under ``directory``."""
-    written: list[Path] = []
-    versions = _sdk_versions()
-    for scenario in scenarios:
-        sse = _sse_for(scenario)
-        expected = expected_from_turn(scenario.turn, scenario.api)
-        expected.finish_reason = None
-        try:
-            sdk = sdk_outcome(scenario.api, sse)
-            disagreements = _compare(expected, sdk)
-        except SdkAccumulatorError as error:
-            sdk, disagreements = None, [str(error)]
-        dialect_known_bad = bool(set(scenario.dialects) & SDK_ACCUMULATOR_MISHANDLES) or bool(
-            scenario.sdk_accumulator_mishandles
+@dataclass(frozen=True)
+class Expectation:
+    """What the writer stores for a scenario: the expected outcome and where it comes from."""
+
+    outcome: Outcome
+    source: str
+
+
+def expectation_for(scenario: CorpusScenario, body: bytes | None = None) -> Expectation:
+    """The stored expectation of ``scenario``: its definition, confirmed by the SDK's own reading.
+
+    Raises ``RuntimeError`` when the SDK's reading disagrees with the definition and the scenario is
+    not in ``SDK_READING_EXEMPTIONS``, or is, but the SDK no longer misreads it as documented.
+    """
+    body = body_for(scenario) if body is None else body
+    expected = expected_from_turn(scenario.turn, scenario.api)
+    sdk: Outcome | Exception
+    try:
+        sdk = sdk_outcome(scenario.api, body)
+    except SdkAccumulatorError as error:
+        sdk = error
+    exemption = SDK_READING_EXEMPTIONS.get(scenario.key)
+    if exemption is not None:
+        problems = differences(exemption, scenario.turn, sdk, expected)
+        if problems:
+            raise RuntimeError(f"{scenario.key}: the exemption no longer describes the SDK's reading: {problems}")
+        source = (
+            "scenario definition (hand-checked); the SDK's own reading is documented as wrong for this "
+            f"cassette in conformance/corpus/exemptions.py: {exemption.reason}"
         )
-        if disagreements and not dialect_known_bad:
-            raise RuntimeError(f"{scenario.api}/{scenario.name}: the SDK accumulator disagrees: {disagreements}")
-        if sdk is not None:
-            expected.finish_reason = sdk.finish_reason
-            expected.error = sdk.error or expected.error
+    else:
+        if isinstance(sdk, Exception):
+            raise RuntimeError(f"{scenario.key}: the SDK could not read the cassette: {sdk}")
+        disagreements = _compare(expected, sdk)
+        if disagreements:
+            raise RuntimeError(f"{scenario.key}: the SDK's reading disagrees with the definition: {disagreements}")
+        source = "scenario definition (hand-checked), confirmed by the SDK's own reading"
+    if isinstance(sdk, Outcome):
+        expected.finish_reason = sdk.finish_reason
+        expected.error = sdk.error or expected.error
+    if scenario.turn.ending == "cut":
+        source += "; the error (no terminal event) is from the definition: an SDK raises nothing when a stream stops"
+    return Expectation(expected, source)
+
+
+def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) -> list[Path]:
+    """Render, confirm with the SDK's reading, and write every scenario under ``directory``."""
+    written: list[Path] = []
+    for scenario in scenarios:
+        body = body_for(scenario)
+        expectation = expectation_for(scenario, body)
         metadata = {
             "origin": "written",
             "origin_note": (
@@ -121,36 +177,23 @@ def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) 
             "taxonomy": list(scenario.quirks),
             # A converter cannot tell snapshots from deltas on its own; the server profile says so.
             "converter_options": {"cumulative_arguments": True} if "cumulative_arguments" in scenario.dialects else {},
-            "checked_with": versions,
-            "expected_source": (
-                "scenario definition (hand-checked); the SDK accumulator mishandles this dialect: "
-                + "; ".join(filter(None, [scenario.sdk_accumulator_mishandles, *disagreements]))
-                if disagreements
-                else "scenario definition (hand-checked), confirmed by the SDK's own stream accumulator"
-            )
-            + (
-                "; the error (no terminal event) is from the definition: an SDK raises nothing when a stream stops"
-                if scenario.turn.ending == "cut"
-                else ""
-            ),
+            "checked_with": _versions(scenario.api),
+            "expected_source": expectation.source,
         }
         folder = directory / scenario.folder
         folder.mkdir(parents=True, exist_ok=True)
         cassette_path = folder / f"{scenario.name}.yaml"
-        cassette_path.write_text(
-            dump_cassette(cassette_document(scenario, sse, metadata)),
-            encoding="utf-8",
-        )
+        cassette_path.write_text(dump_cassette(cassette_document(scenario, body, metadata)), encoding="utf-8")
         expected_path = folder / f"{scenario.name}.expected.json"
-        expected_path.write_text(
-            json.dumps(
-                {"source": metadata["expected_source"], "expected": expected.to_json()}, indent=2, ensure_ascii=False
-            )
-            + "\n",
-            encoding="utf-8",
-        )
+        expected_path.write_text(expectation_json(expectation), encoding="utf-8")
         written += [cassette_path, expected_path]
     return written
+
+
+def expectation_json(expectation: Expectation) -> str:
+    """The text of an ``.expected.json`` file."""
+    document = {"source": expectation.source, "expected": expectation.outcome.to_json()}
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -242,23 +242,23 @@ def _cassette_recording(path: Path) -> Recording:
 
 
 def _eventstream_api(body: bytes) -> str:
-    from conformance.wire_new_apis import decode_event_stream
+    from conformance.wire.eventstream import iter_messages
 
-    kinds = {str(headers.get(":event-type", "")) for headers, _ in decode_event_stream(body)}
+    kinds = {str(message.headers.get(":event-type", "")) for message in iter_messages(body)}
     return "bedrock-invoke" if "chunk" in kinds else "bedrock-converse"
 
 
 def _new_api_recording(path: Path) -> Recording:
-    from conformance.wire_new_apis import detect_new_api, encode_body
+    from conformance.wire import LIBRARY_APIS, frame_body, payload_api
 
     raw = path.read_bytes()
     lines = raw.decode("utf-8").splitlines()
     payloads = [json.loads(line) for line in lines if line.strip()] if path.suffix == ".jsonl" else sse_payloads(raw)
-    votes = {detect_new_api(payload) for payload in payloads[:20]} - {None}
+    votes = {payload_api(payload) for payload in payloads[:20]} & set(LIBRARY_APIS)
     if len(votes) != 1:
         raise UnsupportedWireApiError(f"{path}: cannot tell the wire API of this body; supported: {', '.join(ROUTES)}")
     api = str(votes.pop())
-    body = encode_body(api, payloads) if path.suffix == ".jsonl" else raw
+    body = frame_body(api, payloads) if path.suffix == ".jsonl" else raw
     return Recording(api, (RecordedResponse(200, route_for(api).content_type, body),))
 
 

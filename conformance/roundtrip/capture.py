@@ -1,5 +1,14 @@
-"""Send a follow-up through the real SDK to an in-process transport and capture the JSON it would send;
-validate messages against the SDKs' own request types.
+"""Send a follow-up through the real SDK (or client library) offline and capture the JSON it would send;
+validate messages against the SDKs' and libraries' own request types.
+
+The four SDK targets go through their SDK clients on an ``httpx2.MockTransport``;
+``bedrock-converse`` and ``cohere-v2`` through boto3 and cohere's ``ClientV2``
+(``conformance.wire.libraries``), whose own serialisation (and, for boto3, parameter validation
+against the ``ConverseStream`` input shape) runs before the request is captured. ``ollama`` is
+captured as the JSON ``/api/chat`` receives (ollama-python cannot send call ids). Request types:
+the SDKs' ``TypedDict``s, ``ollama.Message`` (plus the roles ``/api/chat`` takes),
+``list[cohere.ChatMessageV2]``, and botocore's ``ParamValidator`` on ``ConverseStream`` (plus its
+``ConversationRole`` enum, which botocore does not check).
 """
 
 from __future__ import annotations
@@ -8,22 +17,26 @@ import functools
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Required
+from typing import Any
 
 import httpx2
 import pydantic
-from typing_extensions import TypedDict
 
+from conformance.wire.apis import LIBRARY_APIS, WireFormatError
+from conformance.wire.framing import frame_body
+from conformance.wire.libraries import library_stream, offline_library_client
 from conformance.wire.sdk import offline_client, stream_request
-from reference_impl.followup import (
-    WIRE_API,
-)
+from reference_impl.followup import WIRE_API
 from reference_impl.frozen import thaw
 
 __all__ = ["CapturedRequest", "capture_request", "explain_validation", "materialise", "sdk_type_errors"]
 
 
 _MINIMAL_BODIES = {
+    "ollama": b'{"model":"m","created_at":"2026-01-15T10:00:00Z","message":{"role":"assistant","content":"ok"},'
+    b'"done":true,"done_reason":"stop"}\n',
+    "cohere-v2": b'event: message-end\ndata: {"type":"message-end","delta":{"finish_reason":"COMPLETE"}}\n\n',
+    "bedrock-converse": frame_body("bedrock-converse", [{"messageStop": {"stopReason": "end_turn"}}]),
     "openai-chat": b"data: [DONE]\n\n",
     "openai-responses": b"data: [DONE]\n\n",
     "anthropic": b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
@@ -63,19 +76,35 @@ class _Capture:
             self._clients[api] = client
         return client
 
+    def _library_stream(self, api: str, history: list[dict[str, Any]], params: Mapping[str, Any]) -> Any:
+        def respond(request_body: bytes) -> list[bytes]:
+            self._last.append(json.loads(request_body))
+            return [_MINIMAL_BODIES[api]]
+
+        return library_stream(offline_library_client(api, respond), api, history, params)
+
     def send(self, target: str, history: list[dict[str, Any]], params: Mapping[str, Any]) -> CapturedRequest:
-        api = WIRE_API[target]
-        if api is None:  # ollama: no SDK; the JSON /api/chat would receive
+        if target == "ollama":
+            # The JSON /api/chat receives: ollama-python's models would drop the calls' ids and every
+            # JSON Schema keyword they do not know while serialising; sdk_type_errors validates
+            # the messages through ollama.Message instead.
             return CapturedRequest(target, {"model": "llama-test", "messages": history, "stream": True, **params})
+        api = WIRE_API[target] or target
         self._last.clear()
-        client = self._client(api)
-        options: dict[str, Any] = {}
-        if api == "anthropic" and any(_has_thinking(message) for message in history):
-            options = {"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+        if api in LIBRARY_APIS:
+            try:
+                stream = self._library_stream(api, history, params)
+            except WireFormatError as error:  # the library is not installed
+                return CapturedRequest(target, None, str(error))
+        else:
+            options: dict[str, Any] = {}
+            if api == "anthropic" and any(_has_thinking(message) for message in history):
+                options = {"max_tokens": 2048, "thinking": {"type": "enabled", "budget_tokens": 1024}}
+            stream = stream_request(self._client(api), api, history, params, options)
         try:
-            for _ in stream_request(client, api, history, params, options):
+            for _ in stream:
                 pass
-        except Exception as error:  # whatever the SDK raises while building the request is the finding
+        except Exception as error:  # noqa: BLE001 - whatever the SDK raises while building the request is the finding
             return CapturedRequest(target, None, _short_error(error))
         if not self._last:
             return CapturedRequest(target, None, "the SDK sent no request")
@@ -127,32 +156,6 @@ def explain_validation(error: pydantic.ValidationError) -> str:
 # -- the SDKs' own request types -------------------------------------------------------------------
 
 
-@pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
-class _OllamaFunction(TypedDict, total=False):
-    name: Required[str]
-    arguments: Required[dict[str, Any]]
-    index: int
-
-
-@pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
-class _OllamaToolCall(TypedDict, total=False):
-    id: str
-    function: Required[_OllamaFunction]
-
-
-@pydantic.with_config(pydantic.ConfigDict(extra="forbid"))
-class _OllamaMessage(TypedDict, total=False):
-    """Ollama's /api/chat message (api.Message), as a schema: this project has no Ollama SDK."""
-
-    role: Required[Literal["system", "user", "assistant", "tool"]]
-    content: str
-    thinking: str
-    images: list[str]
-    tool_calls: list[_OllamaToolCall]
-    tool_name: str
-    tool_call_id: str
-
-
 _ADAPTERS: dict[str, pydantic.TypeAdapter[Any]] = {}
 
 
@@ -174,9 +177,15 @@ def _message_adapter(target: str) -> pydantic.TypeAdapter[Any] | None:
 
         adapter = pydantic.TypeAdapter(list[MessageParam], config=config)
     elif target == "ollama":
-        adapter = pydantic.TypeAdapter(list[_OllamaMessage])
+        import ollama
+
+        adapter = pydantic.TypeAdapter(list[ollama.Message])
+    elif target == "cohere-v2":
+        import cohere
+
+        adapter = pydantic.TypeAdapter(list[cohere.ChatMessageV2])
     else:
-        adapter = None  # google-genai validates its own request (pydantic) before sending
+        adapter = None  # google-genai validates its own request (pydantic); Bedrock: _converse_errors
     _ADAPTERS[target] = adapter  # type: ignore[assignment]
     return adapter
 
@@ -194,12 +203,49 @@ def materialise(value: Any) -> Any:
     return [materialise(item) for item in iterator]
 
 
+_OLLAMA_ROLES = frozenset({"system", "user", "assistant", "tool"})
+
+
+def _role_errors(messages: list[Any], roles: frozenset[str], where: str) -> str | None:
+    for position, message in enumerate(messages):
+        role = message.get("role") if isinstance(message, dict) else None
+        if role not in roles:
+            return f"{position}.role: {role!r} is not one of {sorted(roles)} ({where})"
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _converse_input_shape() -> Any:
+    import boto3  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    client = boto3.client("bedrock-runtime", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x")
+    return client.meta.service_model.operation_model("ConverseStream").input_shape
+
+
+def _converse_errors(messages: list[Any]) -> str | None:
+    """botocore's own validation of ``ConverseStream``'s ``messages``, plus the role enum it does not check."""
+    from botocore.validate import ParamValidator  # type: ignore[import-untyped, import-not-found, unused-ignore]
+
+    shape = _converse_input_shape()
+    report = ParamValidator().validate({"modelId": "m", "messages": messages}, shape)
+    if report.has_errors():
+        return str(report.generate_report()).replace("\n", "; ")[:400]
+    roles = frozenset(shape.members["messages"].member.members["role"].enum)
+    return _role_errors(messages, roles, "ConversationRole")
+
+
 def sdk_type_errors(target: str, messages: list[dict[str, Any]]) -> str | None:
-    """Why ``messages`` do not validate against the target SDK's request types, or None."""
+    """Why ``messages`` do not validate against the target SDK's (or library's) request types, or None."""
+    if target == "bedrock-converse":
+        return _converse_errors(thaw(messages))
     adapter = _message_adapter(target)
     if adapter is None:
         return None
     payload = thaw(messages)
+    if target == "ollama":
+        roles = _role_errors(payload, _OLLAMA_ROLES, "the roles /api/chat takes")
+        if roles:
+            return roles
     if target == "deepseek":  # DeepSeek's extension field, unknown to the OpenAI types
         for message in payload:
             if isinstance(message, dict):

@@ -23,6 +23,12 @@ from reference_impl.frozen import thaw
 
 __all__ = ["FOLLOWUP_CHECKS", "RoundTripContext"]
 
+# Targets whose assistant turn is content blocks with signed thinking and whose results carry an
+# error flag (Anthropic ``is_error``, Bedrock Converse ``status: "error"``).
+_BLOCK_TARGETS = ("anthropic", "bedrock-converse")
+# Targets whose replayed arguments are a JSON string (the others take an object).
+_STRING_ARGUMENTS = ("openai-chat", "deepseek", "openai-responses", "cohere-v2")
+
 
 @dataclass
 class RoundTripContext:
@@ -92,7 +98,7 @@ def _expected_tokens(ctx: RoundTripContext) -> list[tuple[str, Any]] | None:
     target = ctx.target
     for item in ctx.scenario.turn.items:
         if isinstance(item, ReasoningItem):
-            if target == "anthropic":
+            if target in _BLOCK_TARGETS:
                 if item.redacted_data:
                     tokens.append(("redacted", item.redacted_data))
                 elif item.signature:
@@ -116,7 +122,7 @@ def _wire_tokens(ctx: RoundTripContext, view: WireView) -> list[tuple[str, Any]]
     tokens: list[tuple[str, Any]] = []
     for block in view.blocks:
         if block.kind == "reasoning":
-            if ctx.target == "anthropic":
+            if ctx.target in _BLOCK_TARGETS:
                 tokens.append(("reasoning", block.signature))
             elif ctx.target == "openai-responses":
                 tokens.append(("reasoning", block.key))
@@ -154,6 +160,10 @@ _ALLOWED_KEYS: dict[str, dict[str, frozenset[str]]] = {
         "function_call_output": frozenset({"type", "id", "call_id", "output", "status"}),
         "reasoning": frozenset({"type", "id", "summary", "encrypted_content", "content", "status"}),
         "message": frozenset({"type", "role", "content", "id", "status"}),
+    },
+    "bedrock-converse": {
+        "toolUse": frozenset({"toolUseId", "name", "input"}),
+        "toolResult": frozenset({"toolUseId", "content", "status"}),
     },
     "anthropic": {
         "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
@@ -198,8 +208,7 @@ def _check_sdk_accepts(ctx: RoundTripContext) -> list[str]:
     if ctx.captured is not None and ctx.captured.error is not None:
         problems.append(f"the {WIRE_API[ctx.target] or ctx.target} SDK refused the request: {ctx.captured.error}")
     if ctx.type_errors is not None:
-        kind = "a local /api/chat schema" if ctx.target == "ollama" else "the SDK's request types"
-        problems.append(f"the messages do not validate against {kind}: {ctx.type_errors}")
+        problems.append(f"the messages do not validate against the SDK's request types: {ctx.type_errors}")
     if ctx.view is not None:
         problems += ctx.view.structure
     return problems
@@ -242,7 +251,7 @@ def _check_calls_replayed(ctx: RoundTripContext) -> list[str]:
 )
 def _check_argument_types(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    wants_string = ctx.target in ("openai-chat", "deepseek", "openai-responses")
+    wants_string = ctx.target in _STRING_ARGUMENTS
     problems = []
     for position, wire in enumerate(view.calls):
         if wire.arguments is ABSENT:
@@ -305,11 +314,12 @@ def _check_results_answer(ctx: RoundTripContext) -> list[str]:
         error_expected = not call.valid or (given is not None and given.is_error)
         label = f"result #{position} (for {call.replay_name} {call.key!r})"
         if error_expected:
-            if ctx.target == "anthropic" and wire.is_error is not True:
-                problems.append(f"{label} answers a failed/invalid call but lacks is_error: true")
+            if ctx.target in _BLOCK_TARGETS and wire.is_error is not True:
+                flag = "is_error: true" if ctx.target == "anthropic" else 'status: "error"'
+                problems.append(f"{label} answers a failed/invalid call but lacks {flag}")
             elif ctx.target == "gemini" and not wire.is_error:
                 problems.append(f"{label} answers a failed/invalid call but its response has no 'error' key")
-            elif ctx.target not in ("anthropic", "gemini") and not (isinstance(wire.content, str) and wire.content):
+            elif ctx.target not in (*_BLOCK_TARGETS, "gemini") and not (isinstance(wire.content, str) and wire.content):
                 problems.append(f"{label} answers a failed/invalid call with empty content; say what went wrong")
             continue
         if given is None:  # pragma: no cover - every valid call of a scenario has a result
@@ -321,8 +331,8 @@ def _check_results_answer(ctx: RoundTripContext) -> list[str]:
                 problems.append(f"{label} response {wire.content!r} does not carry the tool's output {output!r}")
         elif not _same_output(wire.content, given.output):
             problems.append(f"{label} content {wire.content!r} is not the tool's output {result_text(given.output)!r}")
-        elif ctx.target == "anthropic" and wire.is_error:
-            problems.append(f"{label} is marked is_error although the tool succeeded")
+        elif ctx.target in _BLOCK_TARGETS and wire.is_error:
+            problems.append(f"{label} is marked as an error although the tool succeeded")
     return problems
 
 
@@ -477,7 +487,7 @@ def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G07", "G08"),
 )
 def _check_signatures(ctx: RoundTripContext) -> list[str]:
-    _only_for(ctx, "anthropic", "gemini")
+    _only_for(ctx, *_BLOCK_TARGETS, "gemini")
     view = _usable(ctx)
     signed = any(
         getattr(item, "signature", None) or getattr(item, "redacted_data", None) for item in ctx.scenario.turn.items
@@ -485,7 +495,7 @@ def _check_signatures(ctx: RoundTripContext) -> list[str]:
     if not signed:
         raise NotApplicable("the turn carries no signature")
     problems = []
-    if ctx.target == "anthropic":
+    if ctx.target in _BLOCK_TARGETS:
         want = [
             (item.text, item.signature)
             for item in ctx.scenario.turn.items
@@ -535,7 +545,7 @@ def _check_signatures(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G08",),
 )
 def _check_block_order(ctx: RoundTripContext) -> list[str]:
-    _only_for(ctx, "anthropic", "gemini", "openai-responses")
+    _only_for(ctx, *_BLOCK_TARGETS, "gemini", "openai-responses")
     view = _usable(ctx)
     if len(view.calls) != len(ctx.calls):
         return []  # calls_replayed_in_order reports it
@@ -559,7 +569,7 @@ def _check_block_order(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G09", "G08"),
 )
 def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
-    _only_for(ctx, "deepseek", "anthropic", "openai-responses")
+    _only_for(ctx, "deepseek", *_BLOCK_TARGETS, "openai-responses")
     view = _usable(ctx)
     reasoning = [item for item in ctx.scenario.turn.items if isinstance(item, ReasoningItem)]
     if not reasoning:
@@ -572,7 +582,7 @@ def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
                 f"reasoning_content is {got!r}; a thinking-mode tool-call turn must pass back the full reasoning "
                 f"{want!r}"
             ]
-    elif ctx.target == "anthropic":
+    elif ctx.target in _BLOCK_TARGETS:
         want_count = sum(1 for item in reasoning if item.signature or item.redacted_data)
         got_count = sum(1 for block in view.blocks if block.kind in ("reasoning", "redacted"))
         if got_count < want_count:
@@ -611,7 +621,7 @@ def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
     problems: list[str] = []
     target = ctx.target
-    if target in ("openai-chat", "deepseek", "ollama"):
+    if target in ("openai-chat", "deepseek", "ollama", "cohere-v2"):
         table = _ALLOWED_KEYS["ollama" if target == "ollama" else "chat"]
         for position, wire in enumerate(view.calls):
             problems += _extra_keys(f"tool_calls[{position}]", wire.raw, table["tool_call"])
@@ -624,6 +634,12 @@ def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
             kind = entry.get("type", "message") if isinstance(entry, dict) else None
             if kind in table:
                 problems += _extra_keys(f"input item #{position} ({kind})", entry, table[kind])
+    elif target == "bedrock-converse":
+        table = _ALLOWED_KEYS[target]
+        for position, wire in enumerate(view.calls):
+            problems += _extra_keys(f"toolUse #{position}", wire.raw, table["toolUse"])
+        for position, result in enumerate(view.results):
+            problems += _extra_keys(f"toolResult #{position}", result.raw, table["toolResult"])
     elif target == "anthropic":
         table = _ALLOWED_KEYS[target]
         for message in view.entries[:2]:
@@ -665,7 +681,7 @@ def _check_no_empty_text(ctx: RoundTripContext) -> list[str]:
         if target == "ollama":
             continue
         problems.append(f"an empty text {'part' if target == 'gemini' else 'block'} is replayed ({block.raw!r})")
-    if target == "anthropic" and view.assistant is not None and view.assistant.get("content") in ("", []):
+    if target in _BLOCK_TARGETS and view.assistant is not None and view.assistant.get("content") in ("", []):
         problems.append("the assistant message has empty content")
     return problems
 

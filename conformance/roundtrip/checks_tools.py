@@ -55,7 +55,23 @@ TOOL_CHOICE_EXPECTATIONS: dict[str, dict[str, Any]] = {
         "named": "unsupported",
         "no_parallel": "unsupported",
     },
+    "bedrock-converse": {
+        "auto": {"auto": {}},
+        "none": "unsupported",
+        "required": {"any": {}},
+        "named": {"tool": {"name": "get_weather"}},
+        "no_parallel": "unsupported",
+    },
+    "cohere-v2": {
+        "auto": None,
+        "none": "NONE",
+        "required": "REQUIRED",
+        "named": "unsupported",
+        "no_parallel": "unsupported",
+    },
 }
+# Where each target's request carries the tool choice (dotted), when not ``tool_choice``.
+_CHOICE_FIELD = {"gemini": "toolConfig", "bedrock-converse": "toolConfig.toolChoice"}
 TOOL_CHOICE_EXPECTATIONS["deepseek"] = TOOL_CHOICE_EXPECTATIONS["openai-chat"]
 
 CHOICES: dict[str, ToolChoice] = {
@@ -92,6 +108,13 @@ def _tool_entries(target: str, request: Mapping[str, Any]) -> list[tuple[Any, An
     ``STRING``, ``any_of``) has no verbatim schema to compare: its schema reads ``_NOT_VERBATIM``.
     """
     found = []
+    if target == "bedrock-converse":
+        config = request.get("toolConfig") or {}
+        for tool in config.get("tools") or [] if isinstance(config, dict) else []:
+            spec = tool.get("toolSpec") or {}
+            schema = spec.get("inputSchema")
+            found.append((spec.get("name"), spec.get("description"), (schema or {}).get("json", _NOT_VERBATIM)))
+        return found
     for tool in request.get("tools") or []:
         if target == "gemini":
             declarations = tool.get("functionDeclarations", tool.get("function_declarations")) or []
@@ -212,7 +235,7 @@ def _check_tool_schemas(ctx: ToolsContext) -> list[str]:
 def _check_tool_choice(ctx: ToolsContext) -> list[str]:
     problems = []
     table = TOOL_CHOICE_EXPECTATIONS[ctx.target]
-    field_name = "toolConfig" if ctx.target == "gemini" else "tool_choice"
+    field_name = _CHOICE_FIELD.get(ctx.target, "tool_choice")
     for label, expected in table.items():
         _params, error, request = ctx.choices.get(label, (None, "not run", None))
         if expected == "unsupported":

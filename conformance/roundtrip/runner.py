@@ -105,7 +105,12 @@ def _counterexample(ctx: RoundTripContext, problems: list[str]) -> str:
         else:
             turn_lines.append(f"  text {item.text!r}" + (f" signature={item.signature!r}" if item.signature else ""))
     results = ", ".join(f"{r.call_key}{' (error)' if r.is_error else ''}" for r in scenario.results)
-    sent = json.dumps(ctx.messages, ensure_ascii=False)[:1500] if ctx.messages is not None else "(formatter raised)"
+    # default=repr: a formatter may hand the SDK bytes (Bedrock blobs), which JSON cannot show.
+    sent = (
+        json.dumps(ctx.messages, ensure_ascii=False, default=repr)[:1500]
+        if ctx.messages is not None
+        else "(formatter raised)"
+    )
     return "\n".join(
         [
             f"scenario: {scenario.name} (target {scenario.target}): {scenario.description}",

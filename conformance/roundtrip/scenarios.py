@@ -113,7 +113,7 @@ def _segment() -> str:
 
 
 def _provider_ids(target: str) -> bool:
-    return target in ("openai-chat", "deepseek", "openai-responses", "anthropic")
+    return target in ("openai-chat", "deepseek", "openai-responses", "anthropic", "bedrock-converse", "cohere-v2")
 
 
 def _id_for(target: str, n: int, style: str = "plain") -> str | None:
@@ -125,6 +125,8 @@ def _id_for(target: str, n: int, style: str = "plain") -> str | None:
             "anthropic": f"toolu_01{n}" + "AbCd" * 12,
             "gemini": f"functions.get_time:{n}",
             "ollama": f"call_{n}:ollama.v1",
+            "bedrock-converse": f"tooluse_{n}" + "Xy-9_" * 10,
+            "cohere-v2": f"read_file_{n}:" + "q7Lx.v2" * 6,
         }[target]
     if not _provider_ids(target):
         return None
@@ -133,6 +135,8 @@ def _id_for(target: str, n: int, style: str = "plain") -> str | None:
         "deepseek": f"call_0{n}_c4a8e1f0b2d3",
         "openai-responses": f"call_{n}Wx81KpQ0",
         "anthropic": f"toolu_01{n}XbR3mN8kQwE5",
+        "bedrock-converse": f"tooluse_{n}Kq7LxV2pT9rZaB",
+        "cohere-v2": f"get_weather_{n}q7lxv2pt9rza",
     }[target]
 
 
@@ -161,7 +165,7 @@ def _call(
 
 def _reasoning(target: str, n: int, text: str) -> ReasoningItem | None:
     """Reasoning as ``target`` streams it (None where the target replays none)."""
-    if target == "anthropic":
+    if target in ("anthropic", "bedrock-converse"):
         return ReasoningItem(text, signature=fake_signature(f"thinking-{n}"))
     if target == "openai-responses":
         return ReasoningItem(
@@ -174,7 +178,7 @@ def _reasoning(target: str, n: int, text: str) -> ReasoningItem | None:
         )
     if target == "gemini":
         return ReasoningItem(text, signature=fake_signature(f"thought-{n}") if n > 1 else None)
-    if target in ("deepseek", "ollama"):
+    if target in ("deepseek", "ollama", "cohere-v2"):  # Cohere: the tool plan
         return ReasoningItem(text)
     return None
 
@@ -202,7 +206,12 @@ def _parallel_out_of_order(target: str) -> RoundTripScenario:
 def _interleaved_reasoning(target: str) -> RoundTripScenario:
     first = _call(target, 1, "read_file", {"path": "notes/todo.md"}, signed=True)
     second = _call(target, 2, "get_weather", {"city": "Zürich"})
-    redacted = ReasoningItem(redacted_data=fake_signature("redacted") * 3) if target == "anthropic" else None
+    # Redacted thinking: Anthropic's opaque data; Bedrock's redactedContent bytes (base64 in the request JSON).
+    redacted_data = {
+        "anthropic": fake_signature("redacted") * 3,
+        "bedrock-converse": fake_signature("redacted-reasoning"),
+    }
+    redacted = ReasoningItem(redacted_data=redacted_data[target]) if target in redacted_data else None
     text_signature = fake_signature("text-part") if target == "gemini" else None
     turn = _turn(
         target,

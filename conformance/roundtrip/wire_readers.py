@@ -1,8 +1,14 @@
-"""Read a captured request back per provider: the calls, results and blocks of the follow-up, as a ``WireView``."""
+"""Read a captured request back per provider: the calls, results and blocks of the follow-up, as a ``WireView``.
+
+Chat-shaped targets (OpenAI Chat, DeepSeek, Ollama, Cohere v2: an assistant message with
+``tool_calls``, then ``role: "tool"`` messages), Responses input items, content-block targets
+(Anthropic ``tool_use`` / ``tool_result``, Bedrock Converse ``toolUse`` / ``toolResult``: one
+assistant message, then ONE user message of results) and Gemini contents.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,14 +92,7 @@ def wire_view(target: str, request: Mapping[str, Any], prefix: int) -> WireView:
     if not entries:
         view.structure.append("the formatter returned nothing: the assistant turn is missing")
         return view
-    if target in ("openai-chat", "deepseek", "ollama"):
-        _read_chat(view)
-    elif target == "openai-responses":
-        _read_responses(view)
-    elif target == "anthropic":
-        _read_anthropic(view)
-    else:
-        _read_gemini(view)
+    _READERS.get(target, _read_chat)(view)
     return view
 
 
@@ -103,7 +102,8 @@ def _read_chat(view: WireView) -> None:
         view.structure.append(f"the follow-up must start with the assistant message, got role {role_of(first)!r}")
         return
     view.assistant = first
-    reasoning = first.get("reasoning_content", first.get("thinking"))
+    # DeepSeek's reasoning_content, Ollama's thinking, Cohere's tool_plan.
+    reasoning = first.get("reasoning_content", first.get("thinking", first.get("tool_plan")))
     if reasoning is not None:
         view.blocks.append(WireBlock("reasoning", first, text=reasoning))
     if first.get("content") not in (None, ""):
@@ -168,7 +168,66 @@ def _read_responses(view: WireView) -> None:
             view.structure.append(f"an unexpected input item type {kind!r}")
 
 
-def _read_anthropic(view: WireView) -> None:
+def _anthropic_block(view: WireView, block: dict[str, Any]) -> None:
+    kind = block.get("type")
+    if kind == "thinking":
+        view.blocks.append(WireBlock("reasoning", block, text=block.get("thinking"), signature=block.get("signature")))
+    elif kind == "redacted_thinking":
+        view.blocks.append(WireBlock("redacted", block, key=block.get("data")))
+    elif kind == "text":
+        view.blocks.append(WireBlock("text", block, text=block.get("text")))
+    elif kind == "tool_use":
+        call = WireCall(block.get("id"), block.get("name"), block.get("input", ABSENT), block)
+        view.calls.append(call)
+        view.blocks.append(WireBlock("call", block, key=call.id))
+    else:
+        view.blocks.append(WireBlock(str(kind), block))
+
+
+def _anthropic_result(part: dict[str, Any]) -> WireResult | None:
+    if part.get("type") != "tool_result":
+        return None
+    content = text_of_parts(part.get("content"))
+    return WireResult(part.get("tool_use_id"), None, content, part.get("is_error", False), part)
+
+
+def _converse_block(view: WireView, block: dict[str, Any]) -> None:
+    reasoning = block.get("reasoningContent")
+    tool = block.get("toolUse")
+    if isinstance(reasoning, dict) and "redactedContent" in reasoning:
+        view.blocks.append(WireBlock("redacted", block, key=reasoning.get("redactedContent")))
+    elif isinstance(reasoning, dict):
+        found = reasoning.get("reasoningText")
+        text: dict[str, Any] = found if isinstance(found, dict) else {}
+        view.blocks.append(WireBlock("reasoning", block, text=text.get("text"), signature=text.get("signature")))
+    elif "text" in block:
+        view.blocks.append(WireBlock("text", block, text=block.get("text")))
+    elif isinstance(tool, dict):
+        call = WireCall(tool.get("toolUseId"), tool.get("name"), tool.get("input", ABSENT), tool)
+        view.calls.append(call)
+        view.blocks.append(WireBlock("call", block, key=call.id))
+    else:
+        view.blocks.append(WireBlock(next(iter(block), "empty"), block))
+
+
+def _converse_result(part: dict[str, Any]) -> WireResult | None:
+    result = part.get("toolResult")
+    if not isinstance(result, dict):
+        return None
+    content = result.get("content")
+    # One text block reads as its text, one json block as its value (what the check compares).
+    if isinstance(content, list) and len(content) == 1 and isinstance(content[0], dict) and len(content[0]) == 1:
+        [(kind, value)] = content[0].items()
+        content = value if kind in ("text", "json") else content
+    return WireResult(result.get("toolUseId"), None, content, result.get("status") == "error", result)
+
+
+_BlockReader = Callable[[WireView, dict[str, Any]], None]
+_ResultReader = Callable[[dict[str, Any]], "WireResult | None"]
+
+
+def _read_blocks(view: WireView, read_block: _BlockReader, read_result: _ResultReader, kind: str) -> None:
+    """One assistant message of content blocks, then ONE user message whose leading blocks are the results."""
     first = view.entries[0]
     if role_of(first) != "assistant":
         view.structure.append(f"the follow-up must start with the assistant message, got role {role_of(first)!r}")
@@ -177,46 +236,35 @@ def _read_anthropic(view: WireView) -> None:
     content = first.get("content")
     blocks = [{"type": "text", "text": content}] if isinstance(content, str) else (content or [])
     for block in blocks:
-        if not isinstance(block, dict):
-            continue
-        kind = block.get("type")
-        if kind == "thinking":
-            view.blocks.append(
-                WireBlock("reasoning", block, text=block.get("thinking"), signature=block.get("signature"))
-            )
-        elif kind == "redacted_thinking":
-            view.blocks.append(WireBlock("redacted", block, key=block.get("data")))
-        elif kind == "text":
-            view.blocks.append(WireBlock("text", block, text=block.get("text")))
-        elif kind == "tool_use":
-            call = WireCall(block.get("id"), block.get("name"), block.get("input", ABSENT), block)
-            view.calls.append(call)
-            view.blocks.append(WireBlock("call", block, key=call.id))
-        else:
-            view.blocks.append(WireBlock(str(kind), block))
+        if isinstance(block, dict):
+            read_block(view, block)
     for position, message in enumerate(view.entries[1:], start=1):
         content = message.get("content") if isinstance(message, dict) else None
         parts = content if isinstance(content, list) else []
-        tool_results = [part for part in parts if isinstance(part, dict) and part.get("type") == "tool_result"]
-        if not tool_results:
+        results = [(part, read_result(part)) for part in parts if isinstance(part, dict)]
+        found = [result for _, result in results if result is not None]
+        if not found:
             continue
         if position != 1 or role_of(message) != "user":
             view.adjacency.append(
-                f"tool_result blocks in message #{position} ({role_of(message)!r}): all results belong in the one user "
+                f"{kind} blocks in message #{position} ({role_of(message)!r}): all results belong in the one user "
                 "message right after the assistant turn"
             )
             continue
         leading = 0
-        while leading < len(parts) and isinstance(parts[leading], dict) and parts[leading].get("type") == "tool_result":
+        while leading < len(results) and results[leading][1] is not None:
             leading += 1
-        if leading != len(tool_results):
-            view.adjacency.append("the user message has other content before or between its tool_result blocks")
-        for part in tool_results:
-            view.results.append(
-                WireResult(
-                    part.get("tool_use_id"), None, text_of_parts(part.get("content")), part.get("is_error", False), part
-                )
-            )
+        if leading != len(found) or len(results) != len(parts):
+            view.adjacency.append(f"the user message has other content before or between its {kind} blocks")
+        view.results += found
+
+
+def _read_anthropic(view: WireView) -> None:
+    _read_blocks(view, _anthropic_block, _anthropic_result, "tool_result")
+
+
+def _read_converse(view: WireView) -> None:
+    _read_blocks(view, _converse_block, _converse_result, "toolResult")
 
 
 def _read_gemini(view: WireView) -> None:
@@ -256,3 +304,11 @@ def _read_gemini(view: WireView) -> None:
             response = value.get("response")
             is_error = isinstance(response, dict) and "error" in response
             view.results.append(WireResult(value.get("id"), value.get("name"), response, is_error, part))
+
+
+_READERS: dict[str, Callable[[WireView], None]] = {
+    "openai-responses": _read_responses,
+    "anthropic": _read_anthropic,
+    "bedrock-converse": _read_converse,
+    "gemini": _read_gemini,
+}

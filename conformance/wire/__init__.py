@@ -1,28 +1,36 @@
-"""The wire layer: provider response bodies, replayed through the real SDKs, and what they say.
+"""The wire layer: provider response bodies, replayed through the real SDKs and client libraries.
 
 Ground floor, beside ``conformance.verdict`` and ``conformance.turns``; the converter and
-round-trip suites, the corpus tools and ``replay`` build on it.
+round-trip suites, the corpus tools and ``replay`` build on it. Eight wire APIs
+(``conformance.wire.apis``); per concern:
 
-* ``bodies``: loading a body from any stored form, telling its wire API, SSE framing;
-* ``sdk``: replaying a body through the real SDK, offline, in chosen byte pieces;
-* ``outcome``: the outcome of a stream (calls, text, reasoning, ending), as the SDK's own
-  accumulator reads it (``sdk_outcome``);
+* ``apis``: the wire APIs, their framing, the errors a body raises;
+* ``eventstream``: the AWS binary event-stream codec (Bedrock);
+* ``framing``: payloads <-> body bytes per API (SSE, NDJSON, event stream);
+* ``detect``: which wire API a body belongs to;
+* ``bodies``: loading a body from any stored form (cassette, raw body, JSON lines, JSON array);
+* ``sdk``: replaying a body through the real SDK, offline, in chosen byte pieces (or building the
+  SDK's objects straight from payloads), for every API;
+* ``libraries``: the same through ollama-python, cohere and boto3, for the four APIs they serve;
+* ``outcome`` / ``outcome_libraries``: the outcome of a stream (calls, text, reasoning, ending), as
+  the SDK's own accumulator reads it, or a stated plain fold where the library has none;
 * ``recorded``: facts of a recording no expectation file holds (argument progress, usage, metadata);
 * ``cases``: recordings with expectations, found under a folder;
 * ``replay``: body -> SDK -> converter -> handler -> outcome, and how two outcomes are compared.
 """
 
-from conformance.wire.bodies import (
+from conformance.wire.apis import (
+    LIBRARY_APIS,
+    SDK_APIS,
     WIRE_APIS,
-    Body,
+    LibraryMissingError,
     UnknownFormatError,
     WireFormatError,
-    detect_api,
-    load_body,
-    sse_payloads,
-    to_sse,
 )
+from conformance.wire.bodies import Body, load_body
 from conformance.wire.cases import Case, bundled_cassette_dir, discover_cases, load_expectation
+from conformance.wire.detect import detect_api, payload_api
+from conformance.wire.framing import frame_body, iter_payloads, sse_payloads, to_sse
 from conformance.wire.outcome import (
     ExpectedToolCall,
     Outcome,
@@ -33,10 +41,13 @@ from conformance.wire.outcome import (
 from conformance.wire.sdk import aiter_sdk_events, iter_payload_events, iter_sdk_events
 
 __all__ = [
+    "LIBRARY_APIS",
+    "SDK_APIS",
     "WIRE_APIS",
     "Body",
     "Case",
     "ExpectedToolCall",
+    "LibraryMissingError",
     "Outcome",
     "SdkAccumulatorError",
     "UnknownFormatError",
@@ -46,10 +57,13 @@ __all__ = [
     "decode_expected_arguments",
     "detect_api",
     "discover_cases",
+    "frame_body",
     "iter_payload_events",
+    "iter_payloads",
     "iter_sdk_events",
     "load_body",
     "load_expectation",
+    "payload_api",
     "sdk_outcome",
     "sse_payloads",
     "to_sse",

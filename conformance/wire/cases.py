@@ -1,6 +1,7 @@
 """Finding recordings with expectations (*cases*) and reading their expectations.
 
-A *case* is a body (cassette, ``.sse``, ``.jsonl`` or ``.json``) with an ``<name>.expected.json``
+A *case* is a body (cassette, ``.sse``, ``.jsonl``, ``.json``, ``.ndjson`` or an AWS event stream
+``.eventstream.bin``) with an ``<name>.expected.json``
 beside it. The expectation file holds ``{"expected": {...}}`` in the ``replay --json`` schema
 (the layout of ``shared/real-recordings`` is accepted too: ``expected.tool_calls`` with ``id``,
 ``arguments``, ``arguments_raw``), so users can point the suite at their own recordings.
@@ -28,7 +29,7 @@ __all__ = [
     "load_expectation",
 ]
 
-BODY_SUFFIXES = (".yaml", ".yml", ".sse", ".jsonl", ".json")
+BODY_SUFFIXES = (".yaml", ".yml", ".sse", ".jsonl", ".json", ".ndjson", ".bin")
 SKIPPED_SUFFIXES = (".expected.json", ".decoded.jsonl")
 
 
@@ -57,12 +58,12 @@ def expectation_path(body: Path) -> Path:
     """Where the expectation of ``body`` lives: ``<name>.expected.json`` beside it."""
     stem = body.name
     for suffix in BODY_SUFFIXES:
-        if stem.endswith(".cassette" + suffix):
-            stem = stem[: -len(".cassette" + suffix)]
-            break
         if stem.endswith(suffix):
             stem = stem[: -len(suffix)]
             break
+    # x.cassette.yaml (a cassette beside its raw body), x.eventstream.bin (an AWS event stream)
+    for marker in (".cassette", ".eventstream"):
+        stem = stem.removesuffix(marker)
     return body.with_name(stem + ".expected.json")
 
 
@@ -95,9 +96,13 @@ def discover_cases(roots: Iterable[Path]) -> Iterator[Case]:
 def load_expectation(path: Path) -> Outcome:
     """Read an expectation file (our schema, or the real-recordings layout) into an ``Outcome``."""
     try:
-        document = json.loads(path.read_text(encoding="utf-8"))
+        document = json.loads(path.read_bytes())
     except json.JSONDecodeError as error:
-        raise WireFormatError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from error
+        raise WireFormatError(f"{path}:{error.lineno}: not valid JSON: {error.msg}") from None
+    except UnicodeDecodeError:
+        raise WireFormatError(f"{path}: not UTF-8 text; an expectation is a JSON file") from None
+    except OSError as error:
+        raise WireFormatError(f"{path}: cannot be read: {error.strerror or error}") from None
     expected = document.get("expected") if isinstance(document, dict) else None
     if not isinstance(expected, dict) or not isinstance(expected.get("tool_calls"), list):
         raise WireFormatError(f"{path}: needs an 'expected' object with a 'tool_calls' list")
@@ -116,7 +121,14 @@ def load_expectation(path: Path) -> Outcome:
         arguments = call.get("arguments")
         if raw is None:
             raw = json.dumps(arguments) if arguments is not None else ""
+        why = call.get("error")
         outcome.tool_calls.append(
-            ExpectedToolCall(call["name"], call.get("call_id", call.get("id")), arguments, str(raw))
+            ExpectedToolCall(
+                call["name"],
+                call.get("call_id", call.get("id")),
+                arguments,
+                str(raw),
+                why if isinstance(why, str) else None,
+            )
         )
     return outcome

@@ -1,23 +1,36 @@
-"""Expected outcomes computed by the provider SDKs' own accumulators: an independent source.
+"""Expected outcomes read by the provider SDKs and client libraries themselves: an independent source.
 
 The suite never derives an expectation from the code under test. For a response body, the SDK
 that decodes it also knows how to fold it into a final message: OpenAI's
-``ChatCompletionStreamState`` and ``ResponseStreamState`` (what ``.stream()`` helpers use),
-Anthropic's ``accumulate_event`` (what ``messages.stream().get_final_message()`` uses), and for
-google-genai the function-call parts the SDK parsed, taken in order. ``sdk_outcome`` runs the body
-through those and reports tool calls, text, reasoning and the finish reason.
+``ChatCompletionStreamState`` (what ``chat.completions.stream()`` uses), the Responses API's own
+final response (what ``responses.stream().get_final_response()`` returns: the terminal event's
+``response``; the helper's running snapshot only when the stream has no terminal event), and
+Anthropic's ``accumulate_event`` (what ``messages.stream().get_final_message()`` uses).
+google-genai, ollama-python, cohere and boto3 have no accumulator: the objects they parsed are
+folded by the plain rules in ``conformance.wire.outcome_libraries`` (ours, stated there); Bedrock's
+InvokeModel stream, which carries Anthropic events, goes through Anthropic's ``accumulate_event``.
+``sdk_outcome`` runs the body through those and reports tool calls, text, reasoning and the
+finish reason.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from conformance.wire.apis import WireFormatError
 from conformance.wire.sdk import iter_sdk_events
 
-__all__ = ["ExpectedToolCall", "Outcome", "SdkAccumulatorError", "decode_expected_arguments", "sdk_outcome"]
+__all__ = [
+    "ExpectedToolCall",
+    "Outcome",
+    "SdkAccumulatorError",
+    "anthropic_outcome",
+    "decode_expected_arguments",
+    "sdk_outcome",
+]
 
 
 class SdkAccumulatorError(RuntimeError):
@@ -26,11 +39,15 @@ class SdkAccumulatorError(RuntimeError):
 
 @dataclass(frozen=True)
 class ExpectedToolCall:
+    """One tool call of an outcome (``replay --json``'s ``tool_calls`` entries, without ``index``)."""
+
     name: str | None
     call_id: str | None
     arguments: dict[str, Any] | None  # None: the call must be rejected (invalid or truncated)
     raw_arguments: str
-    error: str | None = None  # why the call was rejected, when an implementation said so
+    # Why the call was rejected, when it was: the handler's END error in a replay; in an
+    # expectation, what is wrong with the arguments (never compared as text).
+    error: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,26 +112,32 @@ def _openai_chat(events: Sequence[Any]) -> Outcome:
     return outcome
 
 
+_RESPONSES_TERMINAL = ("response.completed", "response.incomplete", "response.failed")
+
+
 def _openai_responses(events: Sequence[Any]) -> Outcome:
     from openai import omit
     from openai.lib.streaming.responses._responses import ResponseStreamState
 
     state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
     snapshot: Any = None
+    final: Any = None
     outcome = Outcome("openai-responses")
     for event in events:
-        # handle_event is what responses.stream() runs per event; the snapshot it folds from the
-        # deltas is private, but it is exactly the helper's view before response.completed.
+        # handle_event is what responses.stream() runs per event. The terminal event's response is
+        # what get_final_response() returns; without one, the helper's running snapshot (private,
+        # folded from the deltas) is its whole view of the stream.
         state.handle_event(event)
         snapshot = getattr(state, "_ResponseStreamState__current_snapshot", None)
-        if event.type in ("response.completed", "response.incomplete", "response.failed"):
+        if event.type in _RESPONSES_TERMINAL:
             response = event.response
+            final = response if getattr(response, "output", None) else None
             outcome.finish_reason = (
                 getattr(response.incomplete_details, "reason", None) if response.incomplete_details else None
             ) or response.status
         elif event.type == "error":
             outcome.error = getattr(event, "message", None) or "error event"
-    for item in getattr(snapshot, "output", None) or []:
+    for item in getattr(final if final is not None else snapshot, "output", None) or []:
         if item.type == "function_call":
             raw = item.arguments or ""
             outcome.tool_calls.append(ExpectedToolCall(item.name, item.call_id, decode_expected_arguments(raw), raw))
@@ -125,7 +148,8 @@ def _openai_responses(events: Sequence[Any]) -> Outcome:
     return outcome
 
 
-def _anthropic(events: Sequence[Any]) -> Outcome:
+def anthropic_outcome(events: Sequence[Any], api: str = "anthropic") -> Outcome:
+    """Anthropic Messages stream events folded by the SDK's own ``accumulate_event``."""
     from anthropic.lib.streaming._messages import accumulate_event
 
     snapshot: Any = None
@@ -135,7 +159,7 @@ def _anthropic(events: Sequence[Any]) -> Outcome:
     json_bufs: dict[int, bytes] = {}
     for event in events:
         snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
-    outcome = Outcome("anthropic")
+    outcome = Outcome(api)
     if snapshot is None:
         return outcome
     outcome.finish_reason = snapshot.stop_reason
@@ -150,31 +174,10 @@ def _anthropic(events: Sequence[Any]) -> Outcome:
     return outcome
 
 
-def _gemini(events: Sequence[Any]) -> Outcome:
-    outcome = Outcome("gemini")
-    for response in events:
-        for candidate in response.candidates or []:
-            if candidate.finish_reason is not None:
-                outcome.finish_reason = getattr(candidate.finish_reason, "value", str(candidate.finish_reason))
-            for part in (candidate.content.parts if candidate.content else None) or []:
-                if part.function_call is not None:
-                    call = part.function_call
-                    args = call.args if call.args is not None else {}
-                    raw = json.dumps(args, ensure_ascii=False)
-                    outcome.tool_calls.append(ExpectedToolCall(call.name, call.id, dict(args), raw))
-                elif part.text is not None:
-                    if part.thought:
-                        outcome.reasoning += part.text
-                    else:
-                        outcome.text += part.text
-    return outcome
-
-
-_ACCUMULATORS = {
+_ACCUMULATORS: dict[str, Callable[[Sequence[Any]], Outcome]] = {
     "openai-chat": _openai_chat,
     "openai-responses": _openai_responses,
-    "anthropic": _anthropic,
-    "gemini": _gemini,
+    "anthropic": anthropic_outcome,
 }
 
 
@@ -184,16 +187,21 @@ def sdk_outcome(api: str, sse: bytes) -> Outcome:
     An SDK error raised mid-stream (an in-band error event) ends the fold: what arrived before is
     kept and ``error`` says what the SDK raised.
     """
+    from conformance.wire.outcome_libraries import LIBRARY_FOLDS
+
+    fold = _ACCUMULATORS.get(api) or LIBRARY_FOLDS[api]
     events: list[Any] = []
     error: str | None = None
     try:
         for event in iter_sdk_events(api, [sse]):
             events.append(event)
-    except Exception as raised:  # the SDK's own in-band error classes differ per SDK
+    except WireFormatError:
+        raise
+    except Exception as raised:  # noqa: BLE001 - each SDK raises its own in-band error classes mid-stream
         error = f"{type(raised).__name__}: {raised}"
     try:
-        outcome = _ACCUMULATORS[api](events)
-    except Exception as raised:
+        outcome = fold(events)
+    except Exception as raised:  # noqa: BLE001 - an accumulator failing on a dialect is what is reported
         raise SdkAccumulatorError(f"the {api} SDK accumulator failed: {type(raised).__name__}: {raised}") from raised
     outcome.error = outcome.error or error
     return outcome

@@ -20,6 +20,14 @@ the SDK's own accumulators where the SDK has one:
 * metadata: the ``thoughtSignature`` bytes on each Gemini call's parts and the ``id`` (``fc_...``)
   of each Responses ``function_call`` item.
 
+The client-library APIs are read the same way, through the objects ollama-python, cohere and
+boto3 parsed (``conformance.wire.libraries``): Bedrock ConverseStream and Cohere v2 argument text
+by the plain folds of ``conformance.wire.outcome_libraries`` (each call's running text after each
+event), Bedrock InvokeModel through Anthropic's ``accumulate_event`` over the decoded ``chunk``
+events; usage from Ollama's ``done`` line (``prompt_eval_count`` / ``eval_count``), Bedrock's
+``metadata.usage`` (cache reads and writes counted in or not) and Cohere's ``message-end`` usage
+(``tokens`` or ``billed_units``). Ollama sends each call whole, so no call of it is streamed.
+
 The facts are matched to the expectation's calls by position and kept only where the SDK's view
 agrees with the expectation (same number of calls, same names, arguments that add up to the
 expected ones); where it does not, the fact is absent and ``why`` says so, so a check reports the
@@ -33,7 +41,7 @@ import binascii
 import functools
 import json
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -114,8 +122,16 @@ def _count(value: Any) -> int | None:
 
 
 def _kind(event: Any) -> str:
+    if isinstance(event, Mapping) and len(event) == 1:  # a boto3 event: {eventType: payload}
+        return str(next(iter(event)))
     kind = getattr(event, "type", None) or getattr(event, "object", None)
     return str(kind) if kind else type(event).__name__
+
+
+def _get(obj: Any, name: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
 
 
 # -- usage ----------------------------------------------------------------------------------------
@@ -250,7 +266,8 @@ def _anthropic_calls(
     snapshots: list[list[str]] = []
     blocks: list[tuple[int, Any]] = []
     for event in events:
-        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+        if event is not None:  # None: a position that carries no Anthropic event (Bedrock InvokeModel)
+            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
         blocks = [(i, b) for i, b in enumerate(snapshot.content if snapshot else []) if b.type == "tool_use"]
         snapshots.append([json_bufs.get(i, b"").decode("utf-8") for i, _ in blocks])
     return [block.name for _, block in blocks], _progress(snapshots), [None] * len(blocks)
@@ -270,54 +287,200 @@ def _has_value(partial: Any) -> bool:
     return any(getattr(partial, name) is not None for name in ("number_value", "bool_value", "null_value"))
 
 
-def _gemini_calls(events: Sequence[Any]) -> list[_GeminiCall]:
+class _GeminiFold:
     """Candidate 0's function-call parts folded into calls (google-genai has no accumulator).
 
     A part with a name starts a call, unless its id was seen (a restatement: the same call) or it
     continues the open streamed call (Vertex ``partialArgs``: continuation parts may restate the
     name; a part without a name continues the open call; ``{}`` or ``willContinue: false`` closes it).
     """
-    calls: list[_GeminiCall] = []
-    by_id: dict[str, int] = {}
-    open_call: int | None = None
+
+    def __init__(self) -> None:
+        self.calls: list[_GeminiCall] = []
+        self.by_id: dict[str, int] = {}
+        self.open_call: int | None = None
+
+    def _continues(self, call: Any, name: str | None, partial: list[Any]) -> bool:
+        if self.open_call is None or call.args is not None:
+            return False
+        if name is None:
+            return True
+        return name == self.calls[self.open_call].name and (bool(partial) or call.will_continue is False)
+
+    def _target(
+        self, position: int, call: Any, name: str | None, call_id: str | None, partial: list[Any]
+    ) -> int | None:
+        if call_id is not None and call_id in self.by_id:
+            return self.by_id[call_id]
+        if self._continues(call, name, partial):
+            return self.open_call
+        if name is not None:
+            self.calls.append(_GeminiCall(name, call_id))
+            target = len(self.calls) - 1
+            if call_id is not None:
+                self.by_id[call_id] = target
+            self.open_call = target if (call.will_continue or partial) else None
+            return target
+        if partial:
+            raise ValueError(f"event {position + 1}: partialArgs without a name and no open call")
+        return None  # a terminator or an empty restatement with nothing to attach to
+
+    def part(self, position: int, part: Any) -> None:
+        call = part.function_call
+        if call is None:
+            return
+        name, call_id, partial = call.name or None, call.id or None, call.partial_args or []
+        target = self._target(position, call, name, call_id, partial)
+        if target is None:
+            return
+        if part.thought_signature:
+            self.calls[target].signatures.append(bytes(part.thought_signature))
+        if any(_has_value(p) for p in partial) and position not in self.calls[target].value_events:
+            self.calls[target].value_events.append(position)
+        closes = call.will_continue is False or (
+            name is None and call_id is None and not partial and call.will_continue is None
+        )
+        if target == self.open_call and closes:
+            self.open_call = None
+
+
+def _gemini_calls(events: Sequence[Any]) -> list[_GeminiCall]:
+    """Candidate 0's function-call parts folded into calls (``_GeminiFold``)."""
+    fold = _GeminiFold()
     for position, response in enumerate(events):
         for candidate in response.candidates or []:
             if candidate.index not in (None, 0):
                 continue
             for part in (candidate.content.parts if candidate.content else None) or []:
-                call = part.function_call
-                if call is None:
-                    continue
-                name, call_id, partial = call.name or None, call.id or None, call.partial_args or []
-                continues = open_call is not None and call.args is None
-                if name is not None:
-                    continues = continues and name == calls[open_call or 0].name
-                    continues = continues and (bool(partial) or call.will_continue is False)
-                if call_id is not None and call_id in by_id:
-                    target = by_id[call_id]
-                elif continues:
-                    assert open_call is not None
-                    target = open_call
-                elif name is not None:
-                    calls.append(_GeminiCall(name, call_id))
-                    target = len(calls) - 1
-                    if call_id is not None:
-                        by_id[call_id] = target
-                    open_call = target if (call.will_continue or partial) else None
-                elif partial:
-                    raise ValueError(f"event {position + 1}: partialArgs without a name and no open call")
-                else:
-                    continue  # a terminator or an empty restatement with nothing to attach to
-                if part.thought_signature:
-                    calls[target].signatures.append(bytes(part.thought_signature))
-                if any(_has_value(p) for p in partial) and position not in calls[target].value_events:
-                    calls[target].value_events.append(position)
-                closes = call.will_continue is False or (
-                    name is None and call_id is None and not partial and call.will_continue is None
-                )
-                if target == open_call and closes:
-                    open_call = None
-    return calls
+                fold.part(position, part)
+    return fold.calls
+
+
+# -- the client-library APIs ----------------------------------------------------------------------
+
+
+def _ollama_usage(events: Sequence[Any]) -> RecordedUsage | None:
+    done = next((event for event in reversed(events) if _get(event, "done") is True), None)
+    prompt, completion = _count(_get(done, "prompt_eval_count")), _count(_get(done, "eval_count"))
+    if prompt is None and completion is None:
+        return None
+    return RecordedUsage(
+        frozenset({prompt or 0}), frozenset({completion or 0}), None, "the done line's prompt_eval_count / eval_count"
+    )
+
+
+def _converse_usage(events: Sequence[Any]) -> RecordedUsage | None:
+    usage = next((_get(_get(e, "metadata"), "usage") for e in reversed(events) if _get(e, "metadata")), None)
+    if usage is None:
+        return None
+    prompt = _count(_get(usage, "inputTokens")) or 0
+    cached = (_count(_get(usage, "cacheReadInputTokens")) or 0) + (_count(_get(usage, "cacheWriteInputTokens")) or 0)
+    return RecordedUsage(
+        frozenset({prompt, prompt + cached}),
+        frozenset({_count(_get(usage, "outputTokens")) or 0}),
+        _count(_get(usage, "totalTokens")),
+        "the metadata event's usage",
+    )
+
+
+def _cohere_usage(events: Sequence[Any]) -> RecordedUsage | None:
+    end = next((event for event in reversed(events) if _get(event, "type") == "message-end"), None)
+    usage = _get(_get(end, "delta"), "usage")
+    readings = [_get(usage, group) for group in ("tokens", "billed_units")]
+    prompts = {_count(_get(r, "input_tokens")) for r in readings if r is not None} - {None}
+    completions = {_count(_get(r, "output_tokens")) for r in readings if r is not None} - {None}
+    if not prompts and not completions:
+        return None
+    return RecordedUsage(
+        frozenset(p for p in prompts if p is not None) or frozenset({0}),
+        frozenset(c for c in completions if c is not None) or frozenset({0}),
+        None,
+        "message-end usage (tokens, or billed_units)",
+    )
+
+
+def _invoke_events(events: Sequence[Any]) -> list[Any]:
+    """The Anthropic event in each ``chunk`` (``None`` where an event carries none), position for position."""
+    from anthropic._models import construct_type
+    from anthropic.types import RawMessageStreamEvent
+
+    decoded: list[Any] = []
+    for event in events:
+        data = _get(_get(event, "chunk"), "bytes")
+        payload = json.loads(data) if isinstance(data, (bytes, str)) else None
+        usable = isinstance(payload, Mapping) and payload.get("type") != "ping"
+        decoded.append(construct_type(type_=RawMessageStreamEvent, value=payload) if usable else None)
+    return decoded
+
+
+def _invoke_usage(events: Sequence[Any]) -> RecordedUsage | None:
+    return _anthropic_usage([event for event in _invoke_events(events) if event is not None])
+
+
+def _invoke_calls(events: Sequence[Any]) -> tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]:
+    return _anthropic_calls(_invoke_events(events))
+
+
+class _RunningCalls:
+    """Each call's running argument text after every event (for folds keyed by a stream index)."""
+
+    def __init__(self) -> None:
+        self.names: dict[Any, str | None] = {}
+        self.texts: dict[Any, str] = {}
+        self.snapshots: list[list[str]] = []
+
+    def open(self, key: Any, name: Any, first: Any = "") -> None:
+        self.names[key] = name if isinstance(name, str) else None
+        self.texts[key] = first if isinstance(first, str) else ""
+
+    def extend(self, key: Any, fragment: Any) -> None:
+        if key in self.texts and isinstance(fragment, str):
+            self.texts[key] += fragment
+
+    def snapshot(self) -> None:
+        self.snapshots.append(list(self.texts.values()))
+
+    def result(self) -> tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]:
+        return list(self.names.values()), _progress(self.snapshots), [None] * len(self.names)
+
+
+def _converse_calls(events: Sequence[Any]) -> tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]:
+    running = _RunningCalls()
+    for event in events:
+        start, delta = _get(event, "contentBlockStart"), _get(event, "contentBlockDelta")
+        tool = _get(_get(start, "start"), "toolUse")
+        if tool is not None and _get(tool, "type") != "server_tool_use":
+            running.open(_get(start, "contentBlockIndex"), _get(tool, "name"))
+        if delta is not None:
+            running.extend(_get(delta, "contentBlockIndex"), _get(_get(_get(delta, "delta"), "toolUse"), "input"))
+        running.snapshot()
+    return running.result()
+
+
+def _cohere_calls(events: Sequence[Any]) -> tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]:
+    running = _RunningCalls()
+    for event in events:
+        kind, index = _get(event, "type"), _get(event, "index")
+        call = _get(_get(_get(event, "delta"), "message"), "tool_calls")
+        function = _get(call, "function")
+        if kind == "tool-call-start":
+            running.open(index, _get(function, "name"), _get(function, "arguments"))
+        elif kind == "tool-call-delta":
+            running.extend(index, _get(function, "arguments"))
+        running.snapshot()
+    return running.result()
+
+
+def _ollama_calls(events: Sequence[Any]) -> tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]:
+    running = _RunningCalls()
+    for event in events:
+        for call in _get(_get(event, "message"), "tool_calls") or ():
+            function = _get(call, "function")
+            arguments = _get(function, "arguments")
+            text = arguments if isinstance(arguments, str) else json.dumps(dict(arguments or {}), ensure_ascii=False)
+            running.open(len(running.names), _get(function, "name"), text)
+        running.snapshot()
+    return running.result()
 
 
 _Reader = Callable[[Sequence[Any]], tuple[list[str | None], list[list[tuple[int, str]]], list[str | None]]]
@@ -325,12 +488,20 @@ _CALL_READERS: dict[str, _Reader] = {
     "openai-chat": _chat_calls,
     "openai-responses": _responses_calls,
     "anthropic": _anthropic_calls,
+    "ollama": _ollama_calls,
+    "bedrock-converse": _converse_calls,
+    "bedrock-invoke": _invoke_calls,
+    "cohere-v2": _cohere_calls,
 }
 _USAGE_READERS: dict[str, Callable[[Sequence[Any]], RecordedUsage | None]] = {
     "openai-chat": _chat_usage,
     "openai-responses": _responses_usage,
     "anthropic": _anthropic_usage,
     "gemini": _gemini_usage,
+    "ollama": _ollama_usage,
+    "bedrock-converse": _converse_usage,
+    "bedrock-invoke": _invoke_usage,
+    "cohere-v2": _cohere_usage,
 }
 
 
@@ -405,18 +576,18 @@ def _read(api: str, sse: bytes, expected: Outcome) -> Recording:
         try:
             for event in iter_sdk_events(api, [sse]):
                 events.append(event)
-        except Exception:  # the SDKs' own in-band error classes differ; what came before is the record
+        except Exception:  # noqa: BLE001 - each SDK raises its own in-band error classes; what came before is the record
             pass
         recording.event_kinds = [_kind(event) for event in events]
         try:
             recording.usage = _USAGE_READERS[api](events)
             if recording.usage is None:
                 recording.why["usage"] = "the recording carries no usage"
-        except Exception as error:  # an SDK accumulator that cannot fold this dialect
+        except Exception as error:  # noqa: BLE001 - an SDK accumulator that cannot fold this dialect: no fact
             recording.why["usage"] = f"the {api} SDK could not read the usage: {type(error).__name__}: {error}"
         try:
             _read_calls(api, events, expected, recording)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - an SDK accumulator that cannot fold this stream: no fact
             recording.calls = None
             recording.why["calls"] = (
                 f"the {api} SDK's accumulator cannot fold this stream: {type(error).__name__}: {error}"

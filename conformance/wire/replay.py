@@ -10,16 +10,21 @@ one place:
 * otherwise every valid call must come out with the same name, the provider's id (when the
   provider sent one) and equal parsed arguments (compared as JSON, not as text), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
+
+A body the SDK or library cannot read at all (a ``data:`` line that is not JSON, bytes that are
+not UTF-8) raises ``BodyReadError`` naming the file; an in-band error of the provider is not
+that: it reaches the converter through ``fail()``, as in production.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.wire.bodies import Body, sse_payloads
+from conformance.wire.apis import READERS, WireFormatError
+from conformance.wire.bodies import Body
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
 from reference_impl import (
@@ -32,8 +37,20 @@ from reference_impl import (
     TokenUsage,
     ToolCallDelta,
 )
+from reference_impl.frozen import thaw
 
-__all__ = ["ReplayResult", "as_chunk_response", "compare_outcomes", "outcome_from_events", "replay_body"]
+__all__ = [
+    "BodyReadError",
+    "ReplayResult",
+    "as_chunk_response",
+    "compare_outcomes",
+    "outcome_from_events",
+    "replay_body",
+]
+
+
+class BodyReadError(WireFormatError):
+    """The SDK or client library could not read the body (not a provider error: the bytes themselves)."""
 
 
 @dataclass
@@ -48,36 +65,74 @@ class ReplayResult:
     chunk_events: list[int | None] = field(default_factory=list)
 
 
+def _ending_of(outcome: Outcome, chunk: ChunkResponse) -> None:
+    if chunk.finish_reason is not None:
+        outcome.finish_reason = chunk.finish_reason
+    if chunk.error is not None:
+        outcome.error = f"{chunk.error.kind}: {chunk.error.message}"
+
+
 def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Sequence[SegmentEvent]) -> Outcome:
     """What a handler made of a stream, in the public ``replay --json`` shape."""
+    outcome = _calls_and_text(api, events)
+    for chunk in chunks:
+        _ending_of(outcome, chunk)
+    return outcome
+
+
+def _calls_and_text(api: str, events: Sequence[SegmentEvent]) -> Outcome:
     outcome = Outcome(api)
     raw: dict[str, list[str]] = {}
+    text: list[str] = []
+    reasoning: list[str] = []
     for event in events:
         if event.segment_type is SegmentType.TOOL_CALL:
             if event.event_type is SegmentEventType.CONTENT:
                 raw.setdefault(event.segment_id, []).append(event.delta)
             elif event.event_type is SegmentEventType.END:
                 metadata = event.metadata
+                error = metadata.get("error")
                 outcome.tool_calls.append(
                     ExpectedToolCall(
                         metadata.get("tool_name"),
                         metadata.get("call_id"),
-                        json.loads(json.dumps(metadata["arguments"])) if "arguments" in metadata else None,
-                        "".join(raw.get(event.segment_id, [])),
-                        str(metadata["error"]) if metadata.get("error") else None,
+                        thaw(metadata["arguments"]) if "arguments" in metadata else None,
+                        "".join(raw.pop(event.segment_id, [])),
+                        str(error) if error is not None else None,
                     )
                 )
         elif event.event_type is SegmentEventType.CONTENT:
-            if event.segment_type is SegmentType.TEXT:
-                outcome.text += event.delta
-            else:
-                outcome.reasoning += event.delta
-    for chunk in chunks:
-        if chunk.finish_reason is not None:
-            outcome.finish_reason = chunk.finish_reason
-        if chunk.error is not None:
-            outcome.error = f"{chunk.error.kind}: {chunk.error.message}"
+            (text if event.segment_type is SegmentType.TEXT else reasoning).append(event.delta)
+    # Joined once: += on an attribute copies the whole text every time (quadratic on long streams).
+    outcome.text, outcome.reasoning = "".join(text), "".join(reasoning)
     return outcome
+
+
+def _read_through(
+    stream: Iterator[Any], passed: tuple[type[BaseException], ...], source: str, api: str
+) -> Iterator[Any]:
+    """``stream``, with what the SDK raises on unreadable bytes turned into a ``BodyReadError``.
+
+    The SDK's own API errors (``passed``: the converter's ``api_errors``) go through untouched: they
+    are the provider's in-band errors, which the converter turns into a terminal chunk.
+    """
+    while True:
+        try:
+            event = next(stream)
+        except StopIteration:
+            return
+        except passed:
+            raise
+        except WireFormatError as error:
+            raise BodyReadError(str(error) if source in str(error) else f"{source}: {error}") from None
+        except Exception as error:  # noqa: BLE001 - whatever the SDK or library raises on these bytes is the finding
+            hint = ""
+            if isinstance(error, UnicodeDecodeError) and "unexpected end of data" in str(error):
+                hint = " (the body ends inside a UTF-8 sequence: the file was cut)"
+            raise BodyReadError(
+                f"{source}: {READERS[api]} could not read this {api} body: {type(error).__name__}: {error}{hint}"
+            ) from error
+        yield event
 
 
 def _read(obj: Any, name: str) -> Any:
@@ -126,17 +181,21 @@ def as_chunk_response(chunk: Any) -> ChunkResponse:
 
 def replay_body(
     body: Body,
-    pieces: Sequence[bytes] | None = None,
+    pieces: Iterable[bytes] | None = None,
     *,
     via_sdk: bool = True,
     converter_factory: Callable[..., Any] | None = None,
     handler_factory: Callable[[], Any] = ApiToolCallStreamingResponseHandler,
+    keep_chunks: bool = True,
 ) -> ReplayResult:
     """Replay ``body`` through SDK, converter and handler.
 
-    With ``via_sdk`` the bytes go through the SDK's HTTP client and SSE decoder, served in
-    ``pieces`` (default: one piece); without it the SDK's model objects are built straight from
-    the decoded payloads.
+    With ``via_sdk`` the bytes go through the SDK's HTTP client and SSE decoder (the client
+    library's, for Ollama, Bedrock and Cohere), served in ``pieces`` (default: one piece); without
+    it the SDK's model objects are built straight from the decoded payloads. ``keep_chunks=False``
+    keeps neither the chunks nor their event positions (``replay --json`` needs only the outcome;
+    memory then stays within a few times the body's size). Raises ``BodyReadError`` when the
+    SDK cannot read the bytes at all.
     """
     from reference_impl.converters import converter_for, iter_chunks
 
@@ -144,9 +203,9 @@ def replay_body(
     converter = (converter_factory or converter_for)(body.api, **body.converter_options)
     result = ReplayResult(body.api)
     events = (
-        iter_sdk_events(body.api, pieces or [body.sse])
+        iter_sdk_events(body.api, pieces if pieces is not None else body.chunks())
         if via_sdk
-        else iter_payload_events(body.api, sse_payloads(body.sse))
+        else iter_payload_events(body.api, body.payloads())
     )
     current: list[int | None] = [None]
 
@@ -160,17 +219,21 @@ def replay_body(
         finally:
             current[0] = None
 
-    for chunk in iter_chunks(converter, counted(events)):
-        result.chunks.append(as_chunk_response(chunk))
-        result.chunk_events.append(current[0])
+    passed = tuple(getattr(converter, "api_errors", ()) or ())
     handler = handler_factory()
-    for chunk in result.chunks:
-        if getattr(handler, "is_finalized", False):
-            break
-        handler.feed(chunk)
+    ending = Outcome(body.api)
+    for produced in iter_chunks(converter, counted(_read_through(iter(events), passed, body.source, body.api))):
+        chunk = as_chunk_response(produced)
+        if keep_chunks:
+            result.chunks.append(chunk)
+            result.chunk_events.append(current[0])
+        _ending_of(ending, chunk)
+        if not getattr(handler, "is_finalized", False):
+            handler.feed(chunk)
     handler.finalize()
     result.events = handler.get_all_events()
-    result.outcome = outcome_from_events(body.api, result.chunks, result.events)
+    result.outcome = _calls_and_text(body.api, result.events)
+    result.outcome.finish_reason, result.outcome.error = ending.finish_reason, ending.error
     result.unknown_events = dict(getattr(converter, "unknown_events", {}) or {})
     return result
 

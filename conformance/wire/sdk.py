@@ -1,8 +1,10 @@
-"""Replay a body through the real SDKs, offline, in exactly the byte pieces the caller chooses.
+"""Replay a body through the real SDKs (or client libraries), offline, in exactly the byte pieces chosen.
 
 Each body is served to the SDK through an ``httpx2.MockTransport``, so chunk boundaries (inside
 UTF-8 sequences, inside ``\\n\\n``) reach the SDK's own decoder; no request leaves the process.
 ``iter_payload_events`` builds the same SDK objects straight from decoded payloads instead.
+``iter_sdk_events`` and ``iter_payload_events`` serve all of ``WIRE_APIS``: the Ollama, Bedrock
+and Cohere bodies go to their client libraries (``conformance.wire.libraries``).
 
 Why not respx or vcrpy for replay: the current SDKs run on ``httpx2``, which plain respx does not
 see, and vcrpy replays a body as one piece, so neither can test chunk boundaries.
@@ -10,12 +12,18 @@ see, and vcrpy replays a body as one piece, so neither can test chunk boundaries
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator, Mapping, Sequence
+import collections.abc
+import functools
+import types
+import typing
+from collections.abc import AsyncIterator, Iterable, Iterator, Mapping
 from typing import Any
 
 import httpx2
+import pydantic
 
-from conformance.wire.bodies import WIRE_APIS, UnknownFormatError
+from conformance.wire.apis import LIBRARY_APIS, SDK_APIS, check_api
+from conformance.wire.libraries import iter_library_events, iter_library_payload_events
 
 __all__ = [
     "aiter_sdk_events",
@@ -36,8 +44,9 @@ _FAKE_KEY = "test-key-not-a-real-secret"
 class _PiecewiseBody(httpx2.SyncByteStream, httpx2.AsyncByteStream):
     """A response body served in exactly the given pieces (empty pieces included)."""
 
-    def __init__(self, pieces: Sequence[bytes]) -> None:
-        self._pieces = list(pieces)
+    def __init__(self, pieces: Iterable[bytes]) -> None:
+        # Kept as given: a file read lazily stays lazy (replaying a 50 MB body never holds it twice).
+        self._pieces = pieces
 
     def __iter__(self) -> Iterator[bytes]:
         yield from self._pieces
@@ -47,7 +56,7 @@ class _PiecewiseBody(httpx2.SyncByteStream, httpx2.AsyncByteStream):
             yield piece
 
 
-def _transport(pieces: Sequence[bytes]) -> httpx2.MockTransport:
+def _transport(pieces: Iterable[bytes]) -> httpx2.MockTransport:
     def respond(_request: httpx2.Request) -> httpx2.Response:
         return httpx2.Response(200, headers={"content-type": "text/event-stream"}, stream=_PiecewiseBody(pieces))
 
@@ -74,9 +83,9 @@ def offline_client(api: str, transport: httpx2.MockTransport) -> Any:
         import anthropic
 
         return anthropic.Anthropic(api_key=_FAKE_KEY, max_retries=0, http_client=httpx2.Client(transport=transport))
-    if api == "gemini":
+    if check_api(api) == "gemini":
         return _gemini_client(transport)
-    raise UnknownFormatError(f"unknown wire API {api!r}; expected one of {', '.join(WIRE_APIS)}")
+    raise ValueError(f"{api} has no SDK client here; its client library is in conformance.wire.libraries")
 
 
 def offline_async_client(api: str, transport: httpx2.MockTransport) -> Any:
@@ -144,13 +153,21 @@ def stream_request(
         yield from client.models.generate_content_stream(**request)
 
 
-def iter_sdk_events(api: str, pieces: Sequence[bytes]) -> Iterator[Any]:
-    """Yield the SDK's own stream objects for a body served in ``pieces`` (sync clients)."""
+def iter_sdk_events(api: str, pieces: Iterable[bytes]) -> Iterator[Any]:
+    """Yield the SDK's (or client library's) own stream objects for a body served in ``pieces`` (sync clients)."""
+    if check_api(api) in LIBRARY_APIS:
+        yield from iter_library_events(api, pieces)
+        return
     yield from stream_request(offline_client(api, _transport(pieces)), api)
 
 
-async def aiter_sdk_events(api: str, pieces: Sequence[bytes]) -> AsyncIterator[Any]:
-    """Async twin of ``iter_sdk_events`` (the SDKs' async clients over the same transport)."""
+async def aiter_sdk_events(api: str, pieces: Iterable[bytes]) -> AsyncIterator[Any]:
+    """Async twin of ``iter_sdk_events`` (the SDKs' async clients over the same transport).
+
+    The four SDK APIs only: boto3 has no async client, so the client-library APIs are replayed sync.
+    """
+    if check_api(api) not in SDK_APIS:
+        raise ValueError(f"async replay covers {', '.join(SDK_APIS)}; replay {api} with iter_sdk_events")
     client = offline_async_client(api, _transport(pieces))
     request = _request(api, None, {}, {})
     stream: Any
@@ -202,39 +219,88 @@ def _raise_in_band_error(api: str, payload: dict[str, Any]) -> None:
         raise errors.APIError(int(code) if isinstance(code, int) else 500, payload)
 
 
-def iter_payload_events(api: str, payloads: Sequence[Any]) -> Iterator[Any]:
-    """Yield the SDK's model objects built directly from decoded payloads.
+@functools.cache
+def _fields_of(model: type[pydantic.BaseModel]) -> dict[str, Any]:
+    """A pydantic model's field annotations by wire name: field names and their aliases."""
+    fields: dict[str, Any] = {}
+    for name, info in model.model_fields.items():
+        fields[name] = info.annotation
+        if info.alias:
+            fields[info.alias] = info.annotation
+    return fields
 
-    This skips the SDK's HTTP client and SSE decoder (``iter_sdk_events`` exercises those); the
-    objects are the same types the SDK's stream yields, and in-band errors raise the same errors.
+
+def _known_only(annotation: Any, value: Any) -> Any:
+    """``value`` without the keys the pydantic models in ``annotation`` do not declare, at every level.
+
+    What google-genai's own reading path does before validating (its models forbid extra fields,
+    and a newer API adds them: ``usageMetadata.serviceTier``); free-form dicts (``args``) are kept.
     """
-    if api in ("openai-chat", "openai-responses"):
-        from openai._models import construct_type
-        from openai.types.chat import ChatCompletionChunk
-        from openai.types.responses import ResponseStreamEvent
+    if isinstance(annotation, type) and issubclass(annotation, pydantic.BaseModel):
+        if not isinstance(value, dict):
+            return value
+        fields = _fields_of(annotation)
+        return {key: _known_only(fields[key], item) for key, item in value.items() if key in fields}
+    origin = typing.get_origin(annotation)
+    arguments = [argument for argument in typing.get_args(annotation) if argument is not type(None)]
+    if origin in (typing.Union, types.UnionType):
+        for argument in arguments:
+            stripped = _known_only(argument, value)
+            if stripped is not value:
+                return stripped
+        return value
+    if origin in (list, tuple, collections.abc.Sequence) and isinstance(value, list) and arguments:
+        return [_known_only(arguments[0], item) for item in value]
+    return value
 
-        target: Any = ChatCompletionChunk if api == "openai-chat" else ResponseStreamEvent
-        for payload in payloads:
-            if api == "openai-chat" and isinstance(payload, dict) and payload.get("error"):
-                _raise_in_band_error(api, payload)
-            yield construct_type(type_=target, value=payload)
+
+def _openai_events(api: str, payloads: Iterable[Any]) -> Iterator[Any]:
+    from openai._models import construct_type
+    from openai.types.chat import ChatCompletionChunk
+    from openai.types.responses import ResponseStreamEvent
+
+    target: Any = ChatCompletionChunk if api == "openai-chat" else ResponseStreamEvent
+    for payload in payloads:
+        if api == "openai-chat" and isinstance(payload, dict) and payload.get("error"):
+            _raise_in_band_error(api, payload)
+        yield construct_type(type_=target, value=payload)
+
+
+def _anthropic_events(payloads: Iterable[Any]) -> Iterator[Any]:
+    from anthropic._models import construct_type as anthropic_construct
+    from anthropic.types import RawMessageStreamEvent
+
+    for payload in payloads:
+        kind = payload.get("type") if isinstance(payload, dict) else None
+        if kind == "ping":
+            continue  # the SDK's stream skips pings too
+        if kind == "error":
+            _raise_in_band_error(api="anthropic", payload=payload)
+        yield anthropic_construct(type_=RawMessageStreamEvent, value=payload)
+
+
+def _gemini_events(payloads: Iterable[Any]) -> Iterator[Any]:
+    from google.genai import types as genai_types
+
+    for payload in payloads:
+        if isinstance(payload, dict) and payload.get("error"):
+            _raise_in_band_error("gemini", payload)
+        response = genai_types.GenerateContentResponse
+        yield response.model_validate(_known_only(response, payload))
+
+
+def iter_payload_events(api: str, payloads: Iterable[Any]) -> Iterator[Any]:
+    """Yield the SDK's (or client library's) model objects built directly from decoded payloads.
+
+    This skips the HTTP client and SSE decoder (``iter_sdk_events`` exercises those); the objects
+    are the same types the stream yields, in-band errors raise the same errors, and fields the
+    SDK does not know are dropped (google-genai) or kept as extras, never an error.
+    """
+    if check_api(api) in LIBRARY_APIS:
+        yield from iter_library_payload_events(api, iter(payloads))
+    elif api in ("openai-chat", "openai-responses"):
+        yield from _openai_events(api, payloads)
     elif api == "anthropic":
-        from anthropic._models import construct_type as anthropic_construct
-        from anthropic.types import RawMessageStreamEvent
-
-        for payload in payloads:
-            kind = payload.get("type") if isinstance(payload, dict) else None
-            if kind == "ping":
-                continue  # the SDK's stream skips pings too
-            if kind == "error":
-                _raise_in_band_error(api, payload)
-            yield anthropic_construct(type_=RawMessageStreamEvent, value=payload)
-    elif api == "gemini":
-        from google.genai import types
-
-        for payload in payloads:
-            if isinstance(payload, dict) and payload.get("error"):
-                _raise_in_band_error(api, payload)
-            yield types.GenerateContentResponse.model_validate(payload)
+        yield from _anthropic_events(payloads)
     else:
-        raise UnknownFormatError(f"unknown wire API {api!r}; expected one of {', '.join(WIRE_APIS)}")
+        yield from _gemini_events(payloads)

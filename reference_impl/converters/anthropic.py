@@ -45,6 +45,8 @@ from reference_impl.converters.base import (
 from reference_impl.tracker import ToolCallTracker, TrackedCall, TrackerError
 from reference_impl.types import ChunkResponse, StreamError, TokenUsage, ToolCallDelta
 
+_MESSAGE_EVENTS = frozenset({"message_start", "message_delta", "message_stop", "error"})
+
 __all__ = ["AnthropicConverter"]
 
 _SERVER_CALL_BLOCKS = frozenset({"server_tool_use", "mcp_tool_use"})
@@ -87,19 +89,8 @@ class AnthropicConverter(StreamConverter):
             self._block_start(get_field(event, "index"), get_field(event, "content_block"), pieces)
         elif kind == "content_block_stop":
             self._block_stop(get_field(event, "index"), pieces)
-        elif kind == "message_start":
-            return pieces.build(usage=self._update_usage(get_field(get_field(event, "message"), "usage")))
-        elif kind == "message_delta":
-            reason = text_or_none(get_field(get_field(event, "delta"), "stop_reason"))
-            if reason is not None:
-                self._stop_reason = reason
-            return pieces.build(usage=self._update_usage(get_field(event, "usage")))
-        elif kind == "message_stop":
-            return self._end(pieces)
-        elif kind == "error":
-            # Only reachable with dicts: the SDK raises APIStatusError for ``event: error``.
-            error = StreamError("provider_error", describe_error(get_field(event, "error") or event))
-            return self._terminal(pieces, finish_reason=self._stop_reason, error=error)
+        elif kind in _MESSAGE_EVENTS:
+            return self._message_event(kind, event, pieces)
         elif kind == "ping":
             pass
         elif kind in _HELPER_EVENTS:
@@ -107,6 +98,21 @@ class AnthropicConverter(StreamConverter):
         else:
             self._unknown(f"event {kind!r}")
         return pieces.build()
+
+    def _message_event(self, kind: str, event: Any, pieces: ChunkAssembler) -> list[ChunkResponse]:
+        """``message_start`` / ``message_delta`` (usage, stop reason), ``message_stop`` and ``error``."""
+        if kind == "message_start":
+            return pieces.build(usage=self._update_usage(get_field(get_field(event, "message"), "usage")))
+        if kind == "message_delta":
+            reason = text_or_none(get_field(get_field(event, "delta"), "stop_reason"))
+            if reason is not None:
+                self._stop_reason = reason
+            return pieces.build(usage=self._update_usage(get_field(event, "usage")))
+        if kind == "message_stop":
+            return self._end(pieces)
+        # "error": only reachable with dicts (the SDK raises APIStatusError for ``event: error``).
+        error = StreamError("provider_error", describe_error(get_field(event, "error") or event))
+        return self._terminal(pieces, finish_reason=self._stop_reason, error=error)
 
     # -- blocks ----------------------------------------------------------------------------------
 

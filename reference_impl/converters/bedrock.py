@@ -158,28 +158,29 @@ class BedrockConverseConverter(StreamConverter):
                 self._start(_int_index(get_field(body, "contentBlockIndex")), get_field(body, "start"), pieces)
             elif kind == "contentBlockStop":
                 self._stop(_int_index(get_field(body, "contentBlockIndex")))
-            elif kind == "messageStart":
-                pass
-            elif kind == "messageStop":
-                self._stopped = True
-                self._stop_reason = raw_string(get_field(body, "stopReason"))
-                if self._metadata_seen:
-                    return self._end(pieces)
-            elif kind == "metadata":
-                self._metadata_seen = True
-                usage = self._usage_of(get_field(body, "usage"))
-                if usage is not None:
-                    self._usage = usage
-                if self._stopped:
-                    return self._end(pieces)
-                return pieces.build(usage=usage)
-            elif kind in EXCEPTION_EVENTS:
-                # Only reachable with dicts: botocore raises EventStreamError for exception frames.
-                error = StreamError("provider_error", f"{kind}: {describe_error(body)}")
-                return self._terminal(pieces, finish_reason=self._stop_reason, error=error)
-            else:
+            elif kind in ("messageStop", "metadata") or kind in EXCEPTION_EVENTS:
+                ended = self._message_event(kind, body, pieces)
+                if ended is not None:
+                    return ended
+            elif kind != "messageStart":
                 self._unknown(f"event {kind!r}")
         return pieces.build()
+
+    def _message_event(self, kind: str, body: Any, pieces: ChunkAssembler) -> list[ChunkResponse] | None:
+        """``messageStop``, ``metadata`` (either may come last) and exception events; chunks when one ends the turn."""
+        if kind == "messageStop":
+            self._stopped = True
+            self._stop_reason = raw_string(get_field(body, "stopReason"))
+            return self._end(pieces) if self._metadata_seen else None
+        if kind == "metadata":
+            self._metadata_seen = True
+            usage = self._usage_of(get_field(body, "usage"))
+            if usage is not None:
+                self._usage = usage
+            return self._end(pieces) if self._stopped else pieces.build(usage=usage)
+        # Only reachable with dicts: botocore raises EventStreamError for exception frames.
+        error = StreamError("provider_error", f"{kind}: {describe_error(body)}")
+        return self._terminal(pieces, finish_reason=self._stop_reason, error=error)
 
     # -- blocks ----------------------------------------------------------------------------------
 

@@ -121,9 +121,7 @@ class OpenAIResponsesConverter(StreamConverter):
         elif kind == "response.function_call_arguments.delta":
             self._arguments_delta(event, pieces)
         elif kind == "response.function_call_arguments.done":
-            call = self._call_for(get_field(event, "item_id"), get_field(event, "output_index"), pieces)
-            if call is not None:
-                self._reconcile(call, None, get_field(event, "name"), get_field(event, "arguments"), pieces)
+            self._arguments_done(event, pieces)
         elif kind == "response.output_item.done":
             self._item_done(get_field(event, "item"), get_field(event, "output_index"), pieces)
         elif kind in ("response.completed", "response.incomplete", "response.failed"):
@@ -131,13 +129,22 @@ class OpenAIResponsesConverter(StreamConverter):
         elif kind == "error":
             # Held: ``response.failed`` usually follows and carries the final status.
             self._pending_error = StreamError("provider_error", describe_error(event))
-        elif kind in _QUIET_EVENTS:
-            pass
-        elif isinstance(kind, str) and kind.startswith(_SERVER_EVENT_PREFIXES):
+        else:
+            self._other_event(kind)
+        return pieces.build()
+
+    def _other_event(self, kind: Any) -> None:
+        if kind in _QUIET_EVENTS:
+            return
+        if isinstance(kind, str) and kind.startswith(_SERVER_EVENT_PREFIXES):
             self.ignored["server tool progress event"] += 1
         else:
             self._unknown(f"event {kind!r}")
-        return pieces.build()
+
+    def _arguments_done(self, event: Any, pieces: ChunkAssembler) -> None:
+        call = self._call_for(get_field(event, "item_id"), get_field(event, "output_index"), pieces)
+        if call is not None:
+            self._reconcile(call, None, get_field(event, "name"), get_field(event, "arguments"), pieces)
 
     # -- items -----------------------------------------------------------------------------------
 
@@ -253,31 +260,34 @@ class OpenAIResponsesConverter(StreamConverter):
         for call in self.tracker.open_calls():
             if call.index in self._added_arguments:
                 self._reconcile(call, None, None, None, pieces)
-        usage = get_field(response, "usage")
-        if usage is not None:
-            prompt = as_count(get_field(usage, "input_tokens"))
-            completion = as_count(get_field(usage, "output_tokens"))
-            if prompt is not None or completion is not None:
-                self._usage = TokenUsage(prompt or 0, completion or 0, as_count(get_field(usage, "total_tokens")))
+        self._read_usage(get_field(response, "usage"))
+        reason, error = self._ending(kind, response)
+        return self._terminal(pieces, finish_reason=reason, error=self._pending_error or error)
+
+    def _read_usage(self, usage: Any) -> None:
+        if usage is None:
+            return
+        prompt = as_count(get_field(usage, "input_tokens"))
+        completion = as_count(get_field(usage, "output_tokens"))
+        if prompt is not None or completion is not None:
+            self._usage = TokenUsage(prompt or 0, completion or 0, as_count(get_field(usage, "total_tokens")))
+
+    @staticmethod
+    def _ending(kind: str, response: Any) -> tuple[str, StreamError | None]:
+        """The finish reason and the error (if any) of a terminal event, before any held error event."""
         status = text_or_none(get_field(response, "status"))
-        error = self._pending_error
         if kind == "response.completed":
-            reason = status or "completed"
-        elif kind == "response.incomplete":
-            reason = (
-                text_or_none(get_field(get_field(response, "incomplete_details"), "reason")) or status or "incomplete"
-            )
-            if error is None:
-                if reason == "max_output_tokens":
-                    error = StreamError("truncated", "response.incomplete: max_output_tokens")
-                else:
-                    error = StreamError("provider_error", f"response.incomplete: {reason}")
-        else:
-            reason = status or "failed"
-            if error is None:
-                detail = get_field(response, "error")
-                error = StreamError("provider_error", describe_error(detail) if detail else "response.failed")
-        return self._terminal(pieces, finish_reason=reason, error=error)
+            return status or "completed", None
+        if kind == "response.incomplete":
+            details = get_field(response, "incomplete_details")
+            reason = text_or_none(get_field(details, "reason")) or status or "incomplete"
+            if reason == "max_output_tokens":
+                return reason, StreamError("truncated", "response.incomplete: max_output_tokens")
+            return reason, StreamError("provider_error", f"response.incomplete: {reason}")
+        detail = get_field(response, "error")
+        return status or "failed", StreamError(
+            "provider_error", describe_error(detail) if detail else "response.failed"
+        )
 
     def _finish(self) -> list[ChunkResponse]:
         pieces = ChunkAssembler()

@@ -13,7 +13,15 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from reference_impl.converters import AnthropicConverter, GeminiConverter, StreamConverter, converter_for
+from conformance.wire import WIRE_APIS
+from reference_impl.converters import (
+    AnthropicConverter,
+    BedrockConverseConverter,
+    CohereV2Converter,
+    GeminiConverter,
+    StreamConverter,
+    converter_for,
+)
 from reference_impl.converters.base import as_count, get_field
 from reference_impl.types import ChunkResponse, TokenUsage, ToolCallDelta
 
@@ -136,7 +144,30 @@ def _subclass(cls: type[StreamConverter]) -> Callable[..., Any]:
     return factory
 
 
-_APIS = ("openai-chat", "openai-responses", "anthropic", "gemini")
+class ConversePromptWithoutCache(BedrockConverseConverter):
+    """Reports prompt_tokens as Bedrock's ``inputTokens`` alone, leaving cache reads and writes out."""
+
+    @staticmethod
+    def _usage_of(usage: Any) -> TokenUsage | None:
+        current = BedrockConverseConverter._usage_of(usage)
+        if current is None:
+            return None
+        return TokenUsage(as_count(get_field(usage, "inputTokens")) or 0, current.completion_tokens)
+
+
+class CohereBilledUnits(CohereV2Converter):
+    """Reports the billed units as the usage (``billed_units``), not the tokens the model used."""
+
+    @staticmethod
+    def _usage_of(usage: Any) -> TokenUsage | None:
+        billed = get_field(usage, "billed_units")
+        prompt, completion = as_count(get_field(billed, "input_tokens")), as_count(get_field(billed, "output_tokens"))
+        if prompt is None and completion is None:
+            return CohereV2Converter._usage_of(usage)
+        return TokenUsage(prompt or 0, completion or 0)
+
+
+_APIS = WIRE_APIS
 
 ALTERNATIVES: dict[str, tuple[str, Callable[..., Any]]] = {
     **{f"{api}_split_argument_text": (api, _wrapping(SplitArgumentText, api)) for api in _APIS},
@@ -149,4 +180,6 @@ ALTERNATIVES: dict[str, tuple[str, Callable[..., Any]]] = {
     "openai-responses_without_item_ids": ("openai-responses", _wrapping(WithoutItemIds, "openai-responses")),
     "anthropic_prompt_without_cache": ("anthropic", _subclass(AnthropicPromptWithoutCache)),
     "gemini_completion_without_thoughts": ("gemini", _subclass(GeminiCompletionWithoutThoughts)),
+    "bedrock-converse_prompt_without_cache": ("bedrock-converse", _subclass(ConversePromptWithoutCache)),
+    "cohere-v2_billed_units_as_usage": ("cohere-v2", _subclass(CohereBilledUnits)),
 }

@@ -82,10 +82,15 @@ class PostProcessed(ReferenceFormatter):
 # -- helpers that find the pieces of a formatted follow-up ---------------------------------------
 
 
+_CHAT = ("openai-chat", "deepseek", "ollama", "cohere-v2")
+
+
 def _call_entries(target: str, messages: Messages) -> list[dict[str, Any]]:
     """The dicts that hold each call's id/name/arguments, in order."""
-    if target in ("openai-chat", "deepseek", "ollama"):
+    if target in _CHAT:
         return list(messages[0].get("tool_calls") or []) if messages else []
+    if target == "bedrock-converse":
+        return [b["toolUse"] for b in messages[0]["content"] if "toolUse" in b] if messages else []
     if target == "openai-responses":
         return [m for m in messages if m.get("type") == "function_call"]
     if target == "anthropic":
@@ -94,8 +99,10 @@ def _call_entries(target: str, messages: Messages) -> list[dict[str, Any]]:
 
 
 def _result_entries(target: str, messages: Messages) -> list[dict[str, Any]]:
-    if target in ("openai-chat", "deepseek", "ollama"):
+    if target in _CHAT:
         return [m for m in messages if m.get("role") == "tool"]
+    if target == "bedrock-converse":
+        return [b["toolResult"] for m in messages[1:] for b in m["content"] if "toolResult" in b]
     if target == "openai-responses":
         return [m for m in messages if m.get("type") == "function_call_output"]
     if target == "anthropic":
@@ -103,11 +110,12 @@ def _result_entries(target: str, messages: Messages) -> list[dict[str, Any]]:
     return [p["functionResponse"] for c in messages[1:] for p in c["parts"] if "functionResponse" in p]
 
 
-_ID_FIELD = {"anthropic": "tool_use_id", "openai-responses": "call_id", "gemini": "id"}
+_ID_FIELD = {"anthropic": "tool_use_id", "openai-responses": "call_id", "gemini": "id", "bedrock-converse": "toolUseId"}
+_CALL_ID_FIELD = {"openai-responses": "call_id", "bedrock-converse": "toolUseId"}
 
 
 def _set_call_id(target: str, entry: dict[str, Any], value: str) -> None:
-    entry["call_id" if target == "openai-responses" else "id"] = value
+    entry[_CALL_ID_FIELD.get(target, "id")] = value
 
 
 def _set_result_id(target: str, entry: dict[str, Any], value: str) -> None:
@@ -115,11 +123,11 @@ def _set_result_id(target: str, entry: dict[str, Any], value: str) -> None:
 
 
 def _args_key(target: str) -> str:
-    return {"anthropic": "input", "gemini": "args"}.get(target, "arguments")
+    return {"anthropic": "input", "gemini": "args", "bedrock-converse": "input"}.get(target, "arguments")
 
 
 def _args_holder(target: str, entry: dict[str, Any]) -> dict[str, Any]:
-    return entry["function"] if target in ("openai-chat", "deepseek", "ollama") else entry
+    return entry["function"] if target in _CHAT else entry
 
 
 # -- G01 / G11: ids ------------------------------------------------------------------------------
@@ -147,7 +155,7 @@ def _sanitize(value: str) -> str:
 
 def _sanitized_ids(target: str, _turn: FinishedTurn, _results: Sequence[ToolResult], messages: Messages) -> Messages:
     for entry in _call_entries(target, messages):
-        key = "call_id" if target == "openai-responses" else "id"
+        key = _CALL_ID_FIELD.get(target, "id")
         if entry.get(key):
             entry[key] = _sanitize(entry[key])
     for entry in _result_entries(target, messages):
@@ -218,6 +226,8 @@ def _invalid_as_success(target: str, turn: FinishedTurn, _r: Sequence[ToolResult
             continue
         if target == "anthropic":
             entry.pop("is_error", None)
+        elif target == "bedrock-converse":
+            entry["status"] = "success"
         elif target == "gemini":
             entry["response"] = {"output": entry["response"].get("error")}
     return messages
@@ -230,7 +240,7 @@ class _NoSynthesisedErrors(ReferenceFormatter):
         given = {result.call_key for result in results}
         messages = copy.deepcopy(format_followup(target, turn, results))
         unanswered = {call.key for call in turn.tool_calls if call.key not in given}
-        if target in ("openai-chat", "deepseek", "ollama"):
+        if target in _CHAT:
             keep = [m for m in messages if m.get("role") != "tool" or m.get("tool_call_id") not in unanswered]
             if target == "ollama":
                 texts = {invalid_call_message(c) for c in turn.tool_calls if c.key in unanswered}
@@ -240,6 +250,10 @@ class _NoSynthesisedErrors(ReferenceFormatter):
             return [m for m in messages if m.get("type") != "function_call_output" or m["call_id"] not in unanswered]
         if target == "anthropic" and len(messages) > 1:
             messages[1]["content"] = [b for b in messages[1]["content"] if b["tool_use_id"] not in unanswered]
+            return messages
+        if target == "bedrock-converse" and len(messages) > 1:
+            kept = [b for b in messages[1]["content"] if b["toolResult"]["toolUseId"] not in unanswered]
+            messages[1]["content"] = kept
             return messages
         if target == "gemini" and len(messages) > 1:
             names = list(turn.tool_calls)
@@ -258,7 +272,7 @@ def _completion_order(target: str, turn: FinishedTurn, results: Sequence[ToolRes
     def rank(position: int) -> int:
         return order.get(calls[position].key, len(order) + position) if position < len(calls) else 10_000
 
-    if target in ("openai-chat", "deepseek", "ollama", "openai-responses"):
+    if target in (*_CHAT, "openai-responses"):
         is_result = (
             (lambda m: m.get("type") == "function_call_output")
             if target == "openai-responses"
@@ -269,7 +283,7 @@ def _completion_order(target: str, turn: FinishedTurn, results: Sequence[ToolRes
         ordered = [tail[i] for i in sorted(range(len(tail)), key=rank)]
         return head + ordered
     if len(messages) > 1:
-        key = "content" if target == "anthropic" else "parts"
+        key = "parts" if target == "gemini" else "content"
         entries = messages[1][key]
         messages[1][key] = [entries[i] for i in sorted(range(len(entries)), key=rank)]
     return messages
@@ -278,7 +292,7 @@ def _completion_order(target: str, turn: FinishedTurn, results: Sequence[ToolRes
 def _split_results(target: str, _turn: FinishedTurn, _r: Sequence[ToolResult], messages: Messages) -> Messages:
     if len(messages) < 2:
         return messages
-    key = "content" if target == "anthropic" else "parts"
+    key = "parts" if target == "gemini" else "content"
     role = messages[1]["role"]
     return [messages[0], *({"role": role, key: [entry]} for entry in messages[1][key])]
 
@@ -290,6 +304,8 @@ def _empty_content(target: str, turn: FinishedTurn, _r: Sequence[ToolResult], me
         messages[0]["content"] = ""
     elif target == "anthropic":
         messages[0]["content"].insert(0, {"type": "text", "text": ""})
+    elif target == "bedrock-converse":
+        messages[0]["content"].insert(0, {"text": ""})
     elif target == "gemini":
         messages[0]["parts"].insert(0, {"text": ""})
     elif target == "openai-responses":
@@ -304,6 +320,9 @@ def _drop_signature(target: str, _turn: FinishedTurn, _r: Sequence[ToolResult], 
     if target == "anthropic" and messages:
         for block in messages[0]["content"]:
             block.pop("signature", None)
+    elif target == "bedrock-converse" and messages:
+        for block in messages[0]["content"]:
+            block.get("reasoningContent", {}).get("reasoningText", {}).pop("signature", None)
     elif target == "gemini" and messages:
         for part in messages[0]["parts"]:
             part.pop("thoughtSignature", None)
@@ -326,6 +345,9 @@ def _regroup(target: str, _turn: FinishedTurn, _r: Sequence[ToolResult], message
     if target == "anthropic":
         rank = {"thinking": 0, "redacted_thinking": 0, "text": 1, "tool_use": 2}
         messages[0]["content"].sort(key=lambda block: rank.get(block.get("type"), 3))
+    elif target == "bedrock-converse":
+        order = {"reasoningContent": 0, "text": 1, "toolUse": 2}
+        messages[0]["content"].sort(key=lambda block: order.get(next(iter(block)), 3))
     elif target == "gemini":
         messages[0]["parts"].sort(key=lambda part: 0 if part.get("thought") else (2 if "functionCall" in part else 1))
     elif target == "openai-responses":
@@ -342,6 +364,8 @@ def _drop_reasoning(target: str, _turn: FinishedTurn, _r: Sequence[ToolResult], 
         messages[0]["content"] = [
             b for b in messages[0]["content"] if b["type"] not in ("thinking", "redacted_thinking")
         ]
+    elif target == "bedrock-converse":
+        messages[0]["content"] = [b for b in messages[0]["content"] if "reasoningContent" not in b]
     elif target == "gemini":
         messages[0]["parts"] = [p for p in messages[0]["parts"] if not p.get("thought")]
     elif target == "openai-responses":
@@ -371,8 +395,10 @@ def _stream_fields(target: str, turn: FinishedTurn, _r: Sequence[ToolResult], me
         if target == "anthropic":
             entry["index"] = position
             entry["partial_json"] = call.raw_arguments
-        elif target in ("openai-chat", "deepseek"):
+        elif target in ("openai-chat", "deepseek", "cohere-v2"):
             entry["index"] = position
+        elif target == "bedrock-converse":
+            entry["contentBlockIndex"] = position
         elif target == "openai-responses":
             entry["output_index"] = position
         elif target == "gemini":
@@ -386,8 +412,8 @@ def _stream_fields(target: str, turn: FinishedTurn, _r: Sequence[ToolResult], me
 
 
 def _sanitized_names(target: str, params: dict[str, Any]) -> dict[str, Any]:
-    for tool in params.get("tools", []):
-        holders = tool.get("functionDeclarations") or [tool.get("function", tool)]
+    for tool in params.get("tools", params.get("toolConfig", {}).get("tools", [])):
+        holders = tool.get("functionDeclarations") or [tool.get("function", tool.get("toolSpec", tool))]
         for holder in holders:
             holder["name"] = holder["name"].replace("-", "_")
     return params
@@ -422,9 +448,9 @@ class _OllamaChoiceIgnored(ReferenceFormatter):
         return tool_params(target, tools, choice)
 
 
-ALL = ("openai-chat", "deepseek", "openai-responses", "anthropic", "gemini", "ollama")
-OPENAI_STYLE = ("openai-chat", "deepseek", "openai-responses")
-OBJECT_STYLE = ("anthropic", "gemini", "ollama")
+ALL = ("openai-chat", "deepseek", "openai-responses", "anthropic", "gemini", "ollama", "bedrock-converse", "cohere-v2")
+OPENAI_STYLE = ("openai-chat", "deepseek", "openai-responses", "cohere-v2")  # arguments as a JSON string
+OBJECT_STYLE = ("anthropic", "gemini", "ollama", "bedrock-converse")
 
 
 def _m(
@@ -451,7 +477,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "SYNTHETIC_IDS",
         ("G01", "B04"),
         {"provider_ids_byte_exact"},
-        ("openai-chat", "deepseek", "openai-responses", "anthropic"),
+        ("openai-chat", "deepseek", "openai-responses", "anthropic", "bedrock-converse", "cohere-v2"),
         lambda: PostProcessed(_synthetic_ids),
         "calls and results consistently use the segment id, never the provider's",
     ),
@@ -515,7 +541,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "INVALID_CALL_AS_SUCCESS",
         ("G04",),
         {"results_answer_every_call"},
-        ("anthropic", "gemini"),
+        ("anthropic", "gemini", "bedrock-converse"),
         lambda: PostProcessed(_invalid_as_success),
         "an invalid call's error result is not marked as an error (no is_error / 'output' instead of 'error')",
     ),
@@ -539,7 +565,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "SPLIT_RESULTS",
         ("G06",),
         {"results_adjacent_in_call_order"},
-        ("anthropic", "gemini"),
+        ("anthropic", "gemini", "bedrock-converse"),
         lambda: PostProcessed(_split_results),
         "one user message (Anthropic) / one Content (Gemini) per result",
     ),
@@ -547,7 +573,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "EMPTY_CONTENT_STRING",
         ("G05",),
         {"no_empty_text"},
-        ("openai-chat", "deepseek", "anthropic", "gemini", "openai-responses"),
+        ("openai-chat", "deepseek", "anthropic", "gemini", "openai-responses", "bedrock-converse"),
         lambda: PostProcessed(_empty_content),
         "a tool-only turn gets content '' / an empty text block or part",
     ),
@@ -555,7 +581,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "DROP_SIGNATURE",
         ("G07", "G08"),
         {"signatures_preserved"},
-        ("anthropic", "gemini"),
+        ("anthropic", "gemini", "bedrock-converse"),
         lambda: PostProcessed(_drop_signature),
         "thinking signatures and thought signatures are not replayed",
     ),
@@ -571,7 +597,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "REGROUP_THINKING",
         ("G08",),
         {"block_order_preserved"},
-        ("anthropic", "gemini", "openai-responses"),
+        ("anthropic", "gemini", "openai-responses", "bedrock-converse"),
         lambda: PostProcessed(_regroup),
         "reasoning first, then text, then calls, instead of the streamed order",
     ),
@@ -579,7 +605,7 @@ FORMATTER_MUTANTS: tuple[FormatterMutant, ...] = (
         "DROP_REASONING",
         ("G09", "G08"),
         {"reasoning_passed_back", "signatures_preserved"},
-        ("anthropic", "gemini", "openai-responses", "deepseek"),
+        ("anthropic", "gemini", "openai-responses", "deepseek", "bedrock-converse"),
         lambda: PostProcessed(_drop_reasoning),
         "thinking blocks / thought parts / rs_ items / reasoning_content are not sent back",
     ),
