@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.cli.common import EXIT_CONFORMANT, EXIT_INTERRUPTED, EXIT_VIOLATIONS, UsageError
-from conformance.verdict import PROFILES
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES
 
 __all__ = ["add_parser", "run"]
 
@@ -46,6 +46,11 @@ def add_parser(commands: Any) -> None:
         "--only", action="append", default=[], metavar="NAME", help="run only this adapter (repeatable)"
     )
     parser.add_argument("--no-reference", action="store_true", help="leave the reference implementation out")
+    parser.add_argument(
+        "--all-counterexamples",
+        action="store_true",
+        help=f"write every distinct failure of a cell (default: the first {DEFAULT_COUNTEREXAMPLES})",
+    )
     parser.add_argument(
         "--expect",
         type=Path,
@@ -100,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             only=args.only or None,
             reference=not args.no_reference,
+            keep_counterexamples=None if args.all_counterexamples else DEFAULT_COUNTEREXAMPLES,
             on_progress=_progress,
         )
     except KeyboardInterrupt:

@@ -36,6 +36,14 @@ def _test_name(node: str) -> str:
     return node.split("::", 1)[-1]
 
 
+def _repro_files(cell: Cell) -> list[tuple[str, str]]:
+    """Each test file behind a cell once, with its link text ("repro", "repro (3 tests)")."""
+    files: dict[str, int] = {}
+    for node in cell.reproductions:
+        files[_test_file(node)] = files.get(_test_file(node), 0) + 1
+    return [(path, "repro" if count == 1 else f"repro ({count} tests)") for path, count in files.items()]
+
+
 def _link(target: Path, start: Path) -> str:
     return Path(os.path.relpath(target, start)).as_posix()
 
@@ -67,9 +75,8 @@ def _md_cell(cell: Cell, matrix_dir: Path, markdown_dir: Path, root: Path | None
     if cell.status == "skip":
         return f"skip: {cell.short}"
     links = [f"[counterexample]({_link(matrix_dir / cell.counterexample, markdown_dir)})"]
-    for number, node in enumerate(cell.reproductions, 1):
-        if root is not None:
-            links.append(f"[repro {number}]({_link(root / _test_file(node), markdown_dir)})")
+    if root is not None:
+        links += [f"[{text}]({_link(root / path, markdown_dir)})" for path, text in _repro_files(cell)]
     label = "**suite bug?**" if cell.suite_bug else ("**FAIL**" if cell.reproductions else "**FAIL (unconfirmed)**")
     return f"{label} {cell.failing_scenarios} " + " ".join(links)
 
@@ -101,10 +108,12 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         lines.append(f"| `{row.check}` | " + " | ".join(cells) + " |")
     lines += [
         "",
+        "Rows: " + "; ".join(f"`{row.check}`: {row.title}" for row in matrix.rows) + ".",
+        "",
         "`skip: no events` and the like name the capability the implementation does not declare (a final-result"
-        " accumulator has no events, a library without `reset()` no lifecycle, ...); `skip: adapter: ...` a check"
-        " the adapter cannot judge faithfully; `-` a check of the other suite (handler checks judge chunk-level"
-        " targets, stack checks converter-level ones, over the bundled recordings).",
+        " accumulator has no events, a library without `reset()` no lifecycle, ...); `skip: adapter` a check the"
+        " adapter cannot judge faithfully (listed below with the reason); `-` a check of the other suite"
+        " (handler checks judge chunk-level targets, stack checks converter-level ones, over the bundled recordings).",
         "",
         "## Implementations",
         "",
@@ -114,6 +123,14 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
             f"- **{column.name}** ({column.kind}; {_versions(column)}): {column.summary}. "
             f"Target `{column.factory}`; {column.examples} runs in {column.seconds} s."
         )
+    excluded = [
+        f"- {column.name} / `{row.check}`: {cell.reason}"
+        for column in matrix.columns
+        for row in matrix.rows
+        if (cell := matrix.cells.get(row.check, {}).get(column.name)) is not None and cell.short == "adapter"
+    ]
+    if excluded:
+        lines += ["", "Checks the adapters do not judge:", "", *excluded]
     findings = list(_failing(matrix))
     lines += ["", "## Findings", ""]
     if not findings:
@@ -155,7 +172,7 @@ table.matrix { border-collapse: collapse; table-layout: fixed; width: 100%; }
 table.matrix th, table.matrix td { border: 1px solid #d0d7de; padding: 4px 6px; vertical-align: top;
   overflow-wrap: anywhere; font-size: 13px; }
 table.matrix thead th { background: #f6f8fa; position: sticky; top: 0; }
-table.matrix th.check { width: 17em; text-align: left; font-weight: normal; }
+table.matrix th.check { width: 19.5em; text-align: left; font-weight: normal; }
 table.matrix th.check code { font-size: 12px; }
 .version { display: block; font-weight: normal; color: #57606a; font-size: 12px; }
 td.pass { background: #dafbe1; }
@@ -179,14 +196,13 @@ def _html_cell(cell: Cell, matrix_dir: Path, root: Path | None) -> str:
             f'<span class="small">: {html.escape(cell.short)}</span></td>'
         )
     links = [f'<a href="{html.escape(cell.counterexample)}">counterexample</a>']
-    for number, node in enumerate(cell.reproductions, 1):
+    for path, text in _repro_files(cell):
+        tests = html.escape("\n".join(_test_name(node) for node in cell.reproductions if _test_file(node) == path))
         if root is not None:
-            href = _link(root / _test_file(node), matrix_dir)
-            links.append(f'<a href="{html.escape(href)}" title="{html.escape(node)}">repro {number}</a>')
+            href = html.escape(_link(root / path, matrix_dir))
+            links.append(f'<a href="{href}" title="{tests}">{html.escape(text)}</a>')
         else:
-            links.append(
-                f'<span class="small" title="{html.escape(node)}">repro: {html.escape(_test_name(node))}</span>'
-            )
+            links.append(f'<span class="small" title="{tests}">{html.escape(text)}: {html.escape(path)}</span>')
     css, label = ("suite-bug", "suite bug?") if cell.suite_bug else ("fail", "FAIL")
     if not cell.reproductions and not cell.suite_bug:
         label = "FAIL (unconfirmed)"

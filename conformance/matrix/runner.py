@@ -30,7 +30,7 @@ from conformance.matrix.reference import (
 )
 from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
 from conformance.stack import STACK_CHECKS, StackCapabilities, run_stack_conformance
-from conformance.verdict import CheckResult, Report
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Report
 from conformance.wire import bundled_cassette_dir
 
 __all__ = ["REFERENCE", "MatrixRun", "run_matrix"]
@@ -48,6 +48,7 @@ class MatrixRun:
     matrix: Matrix
     counterexamples: dict[str, dict[str, str]] = field(default_factory=dict)
     skipped_columns: dict[str, str] = field(default_factory=dict)  # adapters not run: why
+    keep: int | None = DEFAULT_COUNTEREXAMPLES  # distinct counterexamples kept per failing cell (None: all)
 
 
 @contextmanager
@@ -101,7 +102,8 @@ def _counterexample_text(result: CheckResult, label: str, profile: str, seed: in
     ]
     for number, counterexample in enumerate(result.counterexamples, 1):
         parts += [f"--- minimal counterexample {number}", counterexample.text, ""]
-    return "\n".join(parts)
+    # Recordings are named from the bundled corpus, not from wherever this checkout lives.
+    return "\n".join(parts).replace(str(bundled_cassette_dir()) + os.sep, "cassettes/")
 
 
 def _fill(run: MatrixRun, column: Column, report: Report, capabilities: Capabilities | None, suite: str) -> None:
@@ -148,6 +150,7 @@ def _run_reference(run: MatrixRun, progress: Callable[[str], None]) -> None:
         profile=matrix.profile,
         seed=matrix.seed,
         target=column.label,
+        keep_counterexamples=run.keep,
     )
     _fill(run, column, report, REFERENCE_CAPABILITIES, "handler")
     progress("reference stack")
@@ -197,10 +200,11 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
         seed=matrix.seed,
         target=info.label,
         checks=[check for check in CHECKS if check.id not in info.excluded],
+        keep_counterexamples=run.keep,
     )
     _fill(run, column, report, capabilities, "handler")
     for check, why in info.excluded.items():
-        matrix.cells[check][info.name] = Cell("skip", reason=f"excluded by the adapter: {why}", short="adapter: " + why)
+        matrix.cells[check][info.name] = Cell("skip", reason=f"not judged by the adapter: {why}", short="adapter")
     _not_applicable(matrix, info.name, "handler")
 
 
@@ -210,10 +214,12 @@ def run_matrix(
     seed: int = 0,
     only: Sequence[str] | None = None,
     reference: bool = True,
+    keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
     on_progress: Callable[[str], None] | None = None,
 ) -> MatrixRun:
     """Measure the matrix: the reference (unless ``reference`` is False) and every installed adapter
-    (``only``: just these names; an unknown name is a ``KeyError``)."""
+    (``only``: just these names; an unknown name is a ``KeyError``), keeping up to
+    ``keep_counterexamples`` distinct minimal counterexamples per failing cell (None: all)."""
     known = adapters()
     if only:
         unknown = sorted(set(only) - {info.name for info in known})
@@ -231,7 +237,7 @@ def run_matrix(
         + [Row(c.id, c.title, "stack", c.rule) for c in STACK_CHECKS],
     )
     matrix.cells = {row.check: {} for row in matrix.rows}
-    run = MatrixRun(matrix)
+    run = MatrixRun(matrix, keep=keep_counterexamples)
     progress = on_progress or (lambda _step: None)
     with _quiet():
         if reference:
