@@ -38,7 +38,7 @@ from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
 from conformance.wire.cases import bundled_cassette_dir
 from reference_impl.converters import CONVERTERS, converter_for
 from tests.mutants.alternative_converters import ALTERNATIVES
-from tests.mutants.converter_mutants import MUTANTS, Mutant
+from tests.mutants.converter_mutants import ENDS_AND_STATE_MUTANTS, MUTANTS, Mutant
 
 CHECK_IDS = frozenset(check.id for check in CONVERTER_CHECKS)
 REAL_RECORDINGS = Path(__file__).resolve().parents[2] / "shared" / "real-recordings"
@@ -64,7 +64,7 @@ def _mutant_params() -> list[object]:
             id=mutant.name,
             marks=[pytest.mark.xfail(strict=True, reason=mutant.gap)] if mutant.gap else [],
         )
-        for mutant in MUTANTS
+        for mutant in (*MUTANTS, *ENDS_AND_STATE_MUTANTS)
     ]
 
 

@@ -45,7 +45,10 @@ class ConverterContext:
     expected: Outcome
     result: ReplayResult
     crash: BaseException | None = None
-    recording: Recording | None = None  # facts read from the recording by the SDK (conformance.recorded)
+    recording: Recording | None = None  # facts read from the recording by the SDK (conformance.wire.recorded)
+    # This recording's chunks from a converter alone, and from one fed alternately, event by event,
+    # with a second converter from the factory working on another recording.
+    interleaved: tuple[list[ChunkResponse], list[ChunkResponse]] | None = None
 
 
 def _deltas(chunks: Sequence[ChunkResponse]) -> list[Any]:
@@ -95,7 +98,13 @@ CONVERTER_CHECK_REGISTRY = CheckRegistry[ConverterContext]()
 def _outcome_matches(ctx: ConverterContext) -> list[str]:
     if ctx.crash is not None:
         return [f"replay raised {type(ctx.crash).__name__}: {ctx.crash}"]
-    return compare_outcomes(ctx.expected, ctx.result.outcome)
+    problems = compare_outcomes(ctx.expected, ctx.result.outcome)
+    # The provider's raw finish reason travels on the terminal chunk: agent loops branch on it
+    # ("tool_calls" / "tool_use" means: run the tools and continue).
+    want, got = ctx.expected.finish_reason, ctx.result.outcome.finish_reason
+    if want is not None and got != want:
+        problems.append(f"finish_reason {got!r} on the terminal chunk, the provider sent {want!r}")
+    return problems
 
 
 @CONVERTER_CHECK_REGISTRY.check(
@@ -174,27 +183,38 @@ def _deltas_match_final_arguments(ctx: ConverterContext) -> list[str]:
     return problems
 
 
+def _expected_kind(expected: Outcome) -> str | None:
+    """The ``StreamError.kind`` the recording calls for, or None for a normal end."""
+    # An in-band error (or a missing terminal event) is what the stream says first; a finish
+    # reason of "length" beside an error object is the provider's own bookkeeping of it.
+    if expected.error is not None:
+        return "incomplete" if str(expected.error).startswith("incomplete") else "provider_error"
+    return "truncated" if expected.finish_reason in _TRUNCATION else None
+
+
 @CONVERTER_CHECK_REGISTRY.check(
     "converter_abnormal_end_surfaced",
-    title="Truncation, in-band errors and missing terminal events are surfaced as ChunkResponse.error",
-    rationale="A truncated or failed stream reported as success runs half-written tool calls (F06-F08).",
-    how_to_fix="Map length/max_tokens stops, error events and a missing terminal event to a StreamError.",
+    title="Truncation, in-band errors and missing ends are surfaced as ChunkResponse.error of the right kind",
+    rationale=(
+        "A truncated or failed stream reported as success runs half-written tool calls (F06-F08); a normal one "
+        "reported as failed loses the turn; the kind decides the remedy (retry with more tokens, retry, reconnect)."
+    ),
+    how_to_fix=(
+        "Map length/max_tokens stops to 'truncated', error events to 'provider_error' and a missing terminal event "
+        "to 'incomplete'; never mark a normal end."
+    ),
     taxonomy=("F06", "F07", "F08"),
 )
 def _abnormal_end_surfaced(ctx: ConverterContext) -> list[str]:
-    abnormal = ctx.expected.error is not None or ctx.expected.finish_reason in _TRUNCATION
-    surfaced = any(chunk.error is not None for chunk in ctx.result.chunks)
-    if abnormal and not surfaced:
+    want = _expected_kind(ctx.expected)
+    kinds = [chunk.error.kind for chunk in ctx.result.chunks if chunk.error is not None]
+    if want is not None and not kinds:
         why = ctx.expected.error or f"finish_reason {ctx.expected.finish_reason!r}"
         return [f"the stream ended abnormally ({why}) but no chunk carries ChunkResponse.error"]
-    if (
-        surfaced
-        and not abnormal
-        and ctx.expected.tool_calls
-        and all(c.arguments is not None for c in ctx.expected.tool_calls)
-    ):
-        kinds = [chunk.error.kind for chunk in ctx.result.chunks if chunk.error is not None]
-        return [f"a normal stream was reported as abnormal ({kinds})"]
+    if want is None and kinds:
+        return [f"a stream that ended normally was reported as abnormal ({kinds})"]
+    if want is not None and want not in kinds:
+        return [f"the stream ended {want} ({ctx.expected.error or ctx.expected.finish_reason}), reported as {kinds}"]
     return []
 
 
@@ -383,15 +403,31 @@ def _provider_metadata_kept(ctx: ConverterContext) -> list[str]:
     return problems
 
 
-CONVERTER_CHECK_REGISTRY.add(
-    Check(
-        "converter_sse_chunking_invariant",
-        "Any byte-level split of the body gives the same outcome",
-        "Network reads split events and UTF-8 sequences anywhere (H01, H02).",
-        "Decode SSE incrementally on bytes; never decode or parse per network read.",
-        lambda _ctx: [],  # judged by the byte-split search in conformance.converter.runner
-        taxonomy=("H01", "H02", "H03"),
-    )
+@CONVERTER_CHECK_REGISTRY.check(
+    "converter_instances_independent",
+    title="Two converters from the factory, fed at the same time, do not share state",
+    rationale=(
+        "Servers convert many streams at once; a tracker, buffer or counter shared between converter instances "
+        "(a class attribute, a module global) merges other users' calls or shifts their indices (B07)."
+    ),
+    how_to_fix="Keep every piece of per-stream state on the converter instance, created in __init__.",
+    taxonomy=("B07",),
 )
+def _instances_independent(ctx: ConverterContext) -> list[str]:
+    if ctx.interleaved is None:
+        raise NotApplicable("the recording could not be converted side by side with another one")
+    alone, together = ([_chunk_summary(chunk) for chunk in chunks] for chunks in ctx.interleaved)
+    if together == alone:
+        return []
+    differs = next((i for i, (a, b) in enumerate(zip(alone, together, strict=False)) if a != b), len(alone))
+    return [
+        f"converting this recording while another converter from the factory converted a second recording gave "
+        f"different chunks from chunk #{differs + 1} on ({len(together)} chunks, {len(alone)} alone)"
+    ]
+
+
+def _chunk_summary(chunk: ChunkResponse) -> str:
+    return repr(chunk)
+
 
 CONVERTER_CHECKS: tuple[Check[ConverterContext], ...] = CONVERTER_CHECK_REGISTRY.all()

@@ -2,38 +2,71 @@
 
 from __future__ import annotations
 
-import itertools
-import json
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from hypothesis import given
-from hypothesis import strategies as st
-
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
-from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile, search_settings
-from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, load_body
+from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile
+from conformance.wire import (
+    Body,
+    WireFormatError,
+    discover_cases,
+    iter_payload_events,
+    load_body,
+    sse_payloads,
+)
 from conformance.wire.recorded import Recording, read_recording
-from conformance.wire.replay import ReplayResult, replay_body
+from conformance.wire.replay import ReplayResult, as_chunk_response, replay_body
+from reference_impl.types import ChunkResponse
 
 __all__ = ["run_converter_conformance"]
 
 
-def _byte_pieces(body: bytes) -> st.SearchStrategy[list[bytes]]:
-    cuts = st.lists(st.integers(0, len(body)), max_size=24).map(sorted)
+def _events(body: Body) -> tuple[list[Any], BaseException | None]:
+    events: list[Any] = []
+    try:
+        for event in iter_payload_events(body.api, sse_payloads(body.sse)):
+            events.append(event)
+    except Exception as raised:
+        return events, raised
+    return events, None
 
-    def split(points: list[int]) -> list[bytes]:
-        bounds = [0, *points, len(body)]
-        return [body[a:b] for a, b in itertools.pairwise(bounds)]
 
-    one_byte = st.just([body[i : i + 1] for i in range(len(body))]) if len(body) <= 4096 else st.nothing()
-    return st.one_of(cuts.map(split), one_byte)
+def _end(converter: Any, error: BaseException | None) -> list[Any]:
+    if error is not None and isinstance(error, tuple(getattr(converter, "api_errors", ()) or ())):
+        return list(converter.fail(error))
+    return list(converter.finish())
 
 
-def _summary(outcome: Outcome) -> str:
-    return json.dumps(outcome.to_json(), sort_keys=True, ensure_ascii=False)
+def _interleaved(
+    factory: Callable[..., Any], body: Body, partner: Body
+) -> tuple[list[ChunkResponse], list[ChunkResponse]] | None:
+    """This recording's chunks from a converter alone, and from one fed alternately with another
+    converter of the same factory working on ``partner`` (``converter_instances_independent``).
+
+    None when the recordings cannot be converted this way (the converter raised: that is
+    ``converter_outcome_matches``'s finding).
+    """
+    events, error = _events(body)
+    other_events, other_error = _events(partner)
+    try:
+        alone = factory(body.api, **body.converter_options)
+        mine = factory(body.api, **body.converter_options)
+        other = factory(partner.api, **partner.converter_options)
+        by_itself = [c for event in events for c in alone.convert(event)] + _end(alone, error)
+        side_by_side: list[Any] = []
+        for position in range(max(len(events), len(other_events))):
+            if position < len(other_events):
+                other.convert(other_events[position])
+            if position < len(events):
+                side_by_side += mine.convert(events[position])
+        _end(other, other_error)
+        side_by_side += _end(mine, error)
+    except Exception:
+        return None
+    return [as_chunk_response(c) for c in by_itself], [as_chunk_response(c) for c in side_by_side]
 
 
 def run_converter_conformance(
@@ -50,8 +83,7 @@ def run_converter_conformance(
     report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
     results = {check.id: CheckResult(check) for check in CONVERTER_CHECKS}
     started = time.perf_counter()
-    # Byte-split search is the expensive part: a fraction of the handler profile's effort per body.
-    examples = max(3, chosen.examples_per_scenario // 6)
+    partners: dict[str, Body] = {}  # the previous recording of each wire API (see _interleaved)
     for case in discover_cases(cassette_dirs):
         try:
             body = load_body(case.body_path)
@@ -71,7 +103,9 @@ def run_converter_conformance(
             recording: Recording | None = read_recording(body.api, body.sse, expected)
         except Exception:  # the facts are optional; their checks report the case as not applicable
             recording = None
-        context = ConverterContext(case, body, expected, result, crash, recording)
+        interleaved = _interleaved(converter_factory, body, partners.get(body.api, body)) if crash is None else None
+        partners[body.api] = body
+        context = ConverterContext(case, body, expected, result, crash, recording, interleaved)
         for check in CONVERTER_CHECKS:
             if crash is not None and check.id != "converter_outcome_matches":
                 # Nothing came out to check: the crash is converter_outcome_matches's finding.
@@ -87,17 +121,6 @@ def run_converter_conformance(
             if problems:
                 text = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
                 results[check.id].fail(problems[0], text, scenario=case.name)
-        if crash is None and results["converter_sse_chunking_invariant"].status != "failed":
-            _search_byte_split(
-                case,
-                body=body,
-                baseline=_summary(result.outcome),
-                converter_factory=converter_factory,
-                examples=examples,
-                seed=seed,
-                results=results,
-                report=report,
-            )
     for check_result in results.values():
         if check_result.status == "passed" and check_result.scenarios_run == 0 and check_result.not_applicable:
             reasons = {entry.split(": ", 1)[-1] for entry in check_result.not_applicable}
@@ -111,41 +134,3 @@ def run_converter_conformance(
         check_result.target = report.target
     report.seconds = time.perf_counter() - started
     return report
-
-
-def _search_byte_split(
-    case: Case,
-    *,
-    body: Body,
-    baseline: str,
-    converter_factory: Callable[..., Any],
-    examples: int,
-    seed: int,
-    results: dict[str, CheckResult],
-    report: Report,
-) -> None:
-    failure: list[tuple[list[bytes], str]] = []
-
-    @search_settings(examples, seed)
-    @given(_byte_pieces(body.sse))
-    def same_outcome(pieces: list[bytes]) -> None:
-        report.examples += 1
-        try:
-            got = _summary(replay_body(body, pieces, converter_factory=converter_factory).outcome)
-        except Exception as error:
-            got = f"raised {type(error).__name__}: {error}"
-        if got != baseline:
-            failure[:] = [(pieces, got)]
-            raise AssertionError(got)
-
-    try:
-        same_outcome()
-    except AssertionError:
-        if failure:
-            pieces, got = failure[0]
-            shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
-            results["converter_sse_chunking_invariant"].fail(
-                f"{case.name}: a {len(pieces)}-piece split changes the outcome",
-                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
-                scenario=case.name,
-            )

@@ -27,7 +27,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
-from conformance.turns.generate import TOOL_NAMES, argument_objects, logical_turns
+from conformance.turns.generate import TOOL_NAMES, argument_objects, json_values, logical_turns
 from conformance.turns.model import Call, Reasoning, Text, Turn
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
 
@@ -115,9 +115,17 @@ class _Plan:
     atoms: list[_Atom] = field(default_factory=list)
 
 
-def _reserved_key_object(draw: st.DrawFn) -> dict[str, Any]:
-    keys = draw(st.lists(st.sampled_from(RESERVED_KEYS), min_size=1, max_size=3, unique=True))
-    return {key: draw(st.one_of(st.integers(0, 9), st.text(max_size=4))) for key in keys}
+# Strategies built once: building a recursive strategy on every draw costs more than the draw.
+_RESERVED_OBJECTS = st.dictionaries(
+    st.sampled_from(RESERVED_KEYS), st.one_of(st.integers(0, 9), st.text(max_size=4)), min_size=1, max_size=3
+)
+_VALUES = st.one_of(
+    st.dictionaries(st.text(max_size=8), json_values(max_leaves=6), max_size=4),
+    argument_objects(),
+    st.just({"a": {}, "b": []}),
+    st.just({}),
+)
+_GARBAGE = st.sampled_from(["{oops", "not json", "{'a': 1}", '{"a": }'])
 
 
 def _arguments(draw: st.DrawFn) -> tuple[str, dict[str, Any] | None]:
@@ -125,9 +133,9 @@ def _arguments(draw: st.DrawFn) -> tuple[str, dict[str, Any] | None]:
     kind = draw(st.sampled_from(ARGUMENT_KINDS))
     if kind == "empty":
         return "", {}
-    value = draw(st.one_of(argument_objects(), st.builds(lambda: {"a": {}, "b": []}), st.just({})))
+    value = draw(_VALUES)
     if draw(st.booleans()):
-        value = {**value, **_reserved_key_object(draw)}
+        value = {**value, **draw(_RESERVED_OBJECTS)}
     text = json.dumps(value, ensure_ascii=draw(st.booleans()))
     if kind == "valid":
         return text, value
@@ -137,7 +145,7 @@ def _arguments(draw: st.DrawFn) -> tuple[str, dict[str, Any] | None]:
         return draw(st.sampled_from(NOT_OBJECTS)), None
     if kind == "two_objects":
         return text + json.dumps({"again": 1}), None
-    return draw(st.sampled_from(["{oops", "not json", "{'a': 1}", '{"a": }'])), None
+    return draw(_GARBAGE), None
 
 
 def _split(draw: st.DrawFn, text: str, max_pieces: int = 6) -> list[str]:

@@ -57,7 +57,15 @@ from conformance.verdict import (
 )
 from reference_impl.types import ChunkResponse
 
-__all__ = ["Counterexample", "Plan", "default_scenarios", "plan", "run_conformance"]
+__all__ = [
+    "Counterexample",
+    "Plan",
+    "default_scenarios",
+    "merge_shards",
+    "plan",
+    "run_conformance",
+    "shard_units",
+]
 
 Case = tuple[Scenario, list[ChunkResponse]]
 
@@ -236,9 +244,19 @@ class _Session:
 
         every_case()
 
+    @staticmethod
+    def _small(found: _Found) -> bool:
+        """A counterexample of a few chunks and at most one call is already as readable as shrinking makes it."""
+        wanted = signature(found.message)
+        kept = next((c for c in found.result.counterexamples if signature(c.message) == wanted), None)
+        if kept is None or not isinstance(kept.input, Counterexample):
+            return False
+        chunks = kept.input.chunks
+        return len(chunks) <= 3 and len(kept.input.scenario.expected.tool_calls) <= 1
+
     def shrink(self, found: _Found) -> None:
         """Search again for one kept failure and let hypothesis shrink it; keep the smaller input."""
-        if found.cases is None:
+        if found.cases is None or self._small(found):
             return
         wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
@@ -347,6 +365,7 @@ def run_conformance(
     on_progress: Callable[[str], None] | None = None,
     deadline: float | None = DEFAULT_DEADLINE_SECONDS,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
+    shard: tuple[int, int] | None = None,
 ) -> Report:
     """Run every applicable check against targets made by ``factory`` and return a ``Report``.
 
@@ -354,7 +373,8 @@ def run_conformance(
     takes them). ``capabilities`` says what the target supports (``events=False``: a final-result
     accumulator with ``add``/``result``). The built-in scenarios (``scenarios`` replaces them,
     ``extra_scenarios`` adds to them) run as written and re-fragmented, then generated streams;
-    ``profile`` sets how many runs, ``seed`` makes the run reproducible. Raises
+    ``profile`` sets how many runs, ``seed`` makes the run reproducible; ``shard=(index, count)``
+    runs one part of the search, for ``merge_shards`` to combine (parallel workers). Raises
     ``conformance.handler.drive.TargetError`` when the factory cannot be used at all.
     """
     capabilities = capabilities or Capabilities()
@@ -372,7 +392,7 @@ def run_conformance(
     session = _Session(the_target, the_plan, report, seed=seed, keep=keep_counterexamples, on_progress=on_progress)
     started = time.perf_counter()
     try:
-        _search_everything(session, chosen, capabilities)
+        _search_everything(session, chosen, capabilities, shard)
     except _Stop as stop:
         report.stopped = str(stop)
     except KeyboardInterrupt:
@@ -382,22 +402,92 @@ def run_conformance(
     return report
 
 
-def _search_everything(session: _Session, chosen: Profile, capabilities: Capabilities) -> None:
-    for scenario in session.plan.scenarios:
+# A search unit: one scenario (as written, then re-fragmented), or the generated streams (about
+# three scenarios' worth of runs). Units are what a sharded run divides between workers.
+_Unit = Scenario | None
+_GENERATED_WEIGHT = 3
+
+
+def shard_units(units: Sequence[_Unit], shard: tuple[int, int] | None) -> list[_Unit]:
+    """The units shard ``(index, count)`` runs: a deterministic, cost-balanced partition (all when None).
+
+    Every unit is searched exactly as in an unsharded run (same seed, same examples), so the
+    merged shards give the same verdicts and counts as one run.
+    """
+    if shard is None:
+        return list(units)
+    index, count = shard
+    if not 0 <= index < count:
+        raise ValueError(f"shard must be (index, count) with 0 <= index < count, got {shard}")
+    loads = [0] * count
+    mine: list[_Unit] = []
+    for unit in units:
+        lightest = min(range(count), key=lambda position: (loads[position], position))
+        loads[lightest] += _GENERATED_WEIGHT if unit is None else 1
+        if lightest == index:
+            mine.append(unit)
+    return mine
+
+
+def _search_everything(
+    session: _Session, chosen: Profile, capabilities: Capabilities, shard: tuple[int, int] | None
+) -> None:
+    units: list[_Unit] = [None] if session.plan.generated else []
+    units += list(session.plan.scenarios)
+    for unit in shard_units(units, shard):
         session.report.scenarios += 1
+        if unit is None:
+            if session.on_progress:
+                session.on_progress("generated streams")
+            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3)
+            continue
         if session.on_progress:
-            session.on_progress(scenario.name)
-        session.record(session.judge(scenario, scenario.chunks, probe=True), scenario, scenario.chunks, None)
-        session.count(_split_cases(scenario, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario)
-    if session.plan.generated:
-        session.report.scenarios += 1
-        if session.on_progress:
-            session.on_progress("generated streams")
-        session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3)
+            session.on_progress(unit.name)
+        session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
+        session.count(_split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario)
     for found in list(session.found):
         if session.on_progress:
             session.on_progress(f"shrinking {found.result.check.id}")
         session.shrink(found)
+
+
+def merge_shards(reports: Sequence[Report]) -> Report:
+    """One report from the reports of every shard of a run (``run_conformance(..., shard=...)``)."""
+    if not reports:
+        raise ValueError("merge_shards needs at least one report")
+    first = reports[0]
+    merged = Report(first.target, first.profile, first.seed, target_spec=dict(first.target_spec))
+    for report in reports:
+        merged.scenarios += report.scenarios
+        merged.examples += report.examples
+        merged.seconds = max(merged.seconds, report.seconds)
+        merged.notes += [note for note in report.notes if note not in merged.notes]
+        merged.stopped = merged.stopped or report.stopped
+    for position in range(len(first.results)):
+        parts = [report.results[position] for report in reports]
+        merged.results.append(_merge_results(parts, merged.stopped))
+    return merged
+
+
+def _merge_results(parts: Sequence[CheckResult], stopped: str) -> CheckResult:
+    result = CheckResult(parts[0].check, target=parts[0].target)
+    for part in parts:
+        result.examples_run += part.examples_run
+        result.scenarios_run += part.scenarios_run
+        result.failing_examples += part.failing_examples
+        result.failing_scenarios |= part.failing_scenarios
+        for check_id, count in part.consequences.items():
+            result.consequences[check_id] = result.consequences.get(check_id, 0) + count
+        for counterexample in part.counterexamples:
+            if not result.shows(counterexample.message):
+                result.counterexamples.append(counterexample)
+        if part.status == "failed" and result.status != "failed":
+            result.status, result.message = "failed", part.message
+    skipped = [part for part in parts if part.status == "skipped"]
+    if result.status != "failed" and (len(skipped) == len(parts) or result.examples_run == 0):
+        reason = skipped[0].skipped_reason if skipped else "ran on no applicable input"
+        result.skip(reason if not stopped or skipped else f"not reached before the run stopped ({stopped})")
+    return result
 
 
 def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, capabilities: Capabilities) -> None:

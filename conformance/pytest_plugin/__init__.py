@@ -39,8 +39,10 @@ from conformance.pytest_plugin.bases import (
     ConverterConformanceTests,
     FormatterConformanceTests,
     HandlerConformanceTests,
+    profile_and_seed,
 )
-from conformance.verdict import PROFILES
+from conformance.verdict import PROFILES, register_hypothesis_profiles
+from conformance.wire import WIRE_APIS as WIRE_APIS_ALL
 
 __all__ = [
     "AccumulatorConformanceTests",
@@ -86,6 +88,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolcall_text_format", "xml, json or sentinel: the handler parses tool calls from text", default="")
     parser.addini("toolcall_text_lag", "the most text characters the handler holds back (or none)", default="")
     parser.addini("toolcall_accumulator", "accumulator factory (MODULE:FACTORY) to run the suite on", default="")
+    group.addoption(
+        "--toolcall-format",
+        action="append",
+        choices=WIRE_APIS_ALL,
+        metavar="API",
+        help="with a converter: the wire API it converts (repeatable; default: every API of the recordings)",
+    )
+    parser.addini("toolcall_format", "wire APIs the converter converts", type="args", default=[])
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
@@ -135,8 +145,37 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         items[:] = [item for item in items if item not in dropped]
 
 
+# The generated tests' module lives in the installed package, outside the user's rootdir, where
+# pytest would give it no usable node id ("::TestToolcallConformance::test_x"). It is collected
+# under this name instead, and an argument spelled with it is mapped back to the real file, so a
+# node id from a report can be pasted into the next pytest command.
+GENERATED_MODULE = "toolcall_conformance_generated.py"
+_GENERATED_PATH = Path(__file__).with_name("_generated_tests.py")
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """The profile and seed every toolcall-conformance run in this session uses, so a log reproduces it."""
+    profile, seed = profile_and_seed(config)
+    return f"toolcall-conformance: profile {profile}, seed {seed} (--toolcall-profile, --toolcall-seed)"
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
-    if _wants_handler(config) or _wants_accumulator(config) or _wants_converter(config) or _wants_formatter(config):
+    register_hypothesis_profiles()
+    config.args[:] = [
+        str(_GENERATED_PATH) + arg[len(GENERATED_MODULE) :] if arg.startswith(GENERATED_MODULE) else arg
+        for arg in config.args
+    ]
+    wanted = (
+        _wants_handler(config) or _wants_accumulator(config) or _wants_converter(config) or _wants_formatter(config)
+    )
+    if wanted and not any(arg.startswith(str(_GENERATED_PATH)) for arg in config.args):
         # Collect the generated test module alongside whatever the user asked for.
-        config.args.append(str(Path(__file__).with_name("_generated_tests.py")))
+        config.args.append(str(_GENERATED_PATH))
+
+
+def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:
+    """The generated tests' module, collected under a node id that resolves (``GENERATED_MODULE``)."""
+    if module_path == _GENERATED_PATH:
+        return pytest.Module.from_parent(parent, path=module_path, nodeid=GENERATED_MODULE)
+    return None

@@ -14,7 +14,8 @@ import pytest
 from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
 from conformance.handler import CAPABILITY_OPTIONS, Capabilities, HandlerAdapter, TargetError
 from conformance.handler.checks import CHECKS
-from conformance.handler.runner import run_conformance
+from conformance.handler.runner import merge_shards, run_conformance
+from conformance.pytest_plugin.sharing import shared_report
 from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
 from conformance.verdict import Check, Report
 from conformance.wire.cases import bundled_cassette_dir
@@ -33,13 +34,24 @@ MARKER = "toolcall_conformance"
 def _check_test(check: Check[Any]) -> Callable[..., None]:
     check_id = check.id
 
-    def test(self: Any, toolcall_conformance_report: Report) -> None:
-        result = next(r for r in toolcall_conformance_report.results if r.check.id == check_id)
+    def test(self: Any, toolcall_conformance_report: Report, request: pytest.FixtureRequest) -> None:
+        report = toolcall_conformance_report
+        result = next(r for r in report.results if r.check.id == check_id)
         if result.status == "skipped":
             pytest.skip(f"{check_id}: {result.skipped_reason}")
         if result.status == "failed":
-            detail = result.counterexample or result.message
-            pytest.fail(f"{result.check.title}\n{detail}\nhow to fix: {result.check.how_to_fix}", pytrace=False)
+            detail = "\n".join(c.text for c in result.counterexamples) or result.message
+            rerun = (
+                f"re-run: pytest '{request.node.nodeid}' --toolcall-profile {report.profile} "
+                f"--toolcall-seed {report.seed}"
+            )
+            pytest.fail(
+                f"{result.check.title}\n"
+                f"failed in {result.failing_examples} of {result.examples_run} runs "
+                f"(profile {report.profile}, seed {report.seed})\n"
+                f"{detail}\nhow to fix: {result.check.how_to_fix}\n{rerun}",
+                pytrace=False,
+            )
 
     test.__name__ = f"test_{check_id}"
     test.__doc__ = check.title
@@ -53,23 +65,59 @@ def _install_check_tests(cls: type, checks: Sequence[Check[Any]]) -> None:
 
 
 def _reject_unmarked_overrides(cls: type, checks: Any, kind: str) -> None:
-    """A subclass may override a check's test only to xfail it, with a reason: departures are said aloud."""
+    """A subclass may override a check's test only to xfail it, with a reason: departures are said aloud.
+
+    Anything else under a check's test name (a plain method, ``None``, a constant) is rejected when
+    the class is defined; an accepted override's xfail is made strict, so a fixed departure is noticed.
+    """
     for check in checks:
-        override = cls.__dict__.get(f"test_{check.id}")
-        marks = getattr(override, "pytestmark", []) if override is not None else []
-        if override is not None and not any(m.name == "xfail" and m.kwargs.get("reason") for m in marks):
+        name = f"test_{check.id}"
+        if name not in cls.__dict__:
+            continue
+        override = cls.__dict__[name]
+        marks = getattr(override, "pytestmark", []) if callable(override) else []
+        xfails = [m for m in marks if m.name == "xfail" and m.kwargs.get("reason")]
+        if not callable(override) or not xfails:
+            what = "replaces" if callable(override) else f"sets to {override!r}"
             raise TypeError(
-                f"{cls.__name__}.test_{check.id} overrides {kind} check {check.id!r}; mark the override "
-                f'@pytest.mark.xfail(reason="...") to say why your implementation departs from the contract'
+                f"{cls.__name__}.{name} {what} the {kind} check {check.id!r}; override it only with a method marked "
+                f'@pytest.mark.xfail(reason="...") saying why your implementation departs from the contract '
+                "(or declare a capability to skip it by name)"
             )
+        override.pytestmark = [m for m in marks if m.name != "xfail"] + [
+            pytest.mark.xfail(reason=xfails[0].kwargs["reason"], strict=True).mark
+        ]
 
 
-def _profile_and_seed(cls: Any, config: pytest.Config) -> tuple[str, int]:
-    """The class attribute, else the command-line option, else the ini key, else ``ci`` / 0."""
-    profile = cls.profile or config.getoption("toolcall_profile") or config.getini("toolcall_profile") or "ci"
-    seed_option = cls.seed if cls.seed is not None else config.getoption("toolcall_seed")
-    seed = int(seed_option) if seed_option is not None else int(config.getini("toolcall_seed") or 0)
-    return str(profile), seed
+def profile_and_seed(config: pytest.Config, cls: Any = None) -> tuple[str, int]:
+    """The class attribute, else ``--toolcall-profile`` / ``--toolcall-seed``, else the ini keys, else
+    (for the seed) ``--hypothesis-seed``, else ``ci`` / 0."""
+    profile = (
+        getattr(cls, "profile", None)
+        or config.getoption("toolcall_profile", default=None)
+        or config.getini("toolcall_profile")
+        or "ci"
+    )
+    for candidate in (
+        getattr(cls, "seed", None),
+        config.getoption("toolcall_seed", default=None),
+        config.getini("toolcall_seed") or None,
+        config.getoption("hypothesis_seed", default=None),
+    ):
+        if candidate is not None:
+            try:
+                return str(profile), int(candidate)
+            except ValueError:
+                raise pytest.UsageError(
+                    f"toolcall-conformance: the seed must be an integer, got {candidate!r}"
+                ) from None
+    return str(profile), 0
+
+
+def _configured_formats(config: pytest.Config) -> list[str] | None:
+    """``--toolcall-format`` (repeatable) or the ``toolcall_format`` ini key: the wire APIs a converter speaks."""
+    given = list(config.getoption("toolcall_format", default=None) or []) or list(config.getini("toolcall_format"))
+    return given or None
 
 
 def capabilities_from_config(config: pytest.Config) -> Capabilities:
@@ -101,21 +149,27 @@ def capabilities_from_config(config: pytest.Config) -> Capabilities:
 
 
 def _run_target(cls: Any, config: pytest.Config, factory: Any, capabilities: Capabilities, label: str) -> Report:
-    profile, seed = _profile_and_seed(cls, config)
-    logging.disable(logging.CRITICAL)
-    try:
-        return run_conformance(
-            factory,
-            capabilities=capabilities,
-            profile=profile,
-            seed=seed,
-            adapter=getattr(cls, "adapter", None),
-            target=label,
-        )
-    except TargetError as error:
-        raise pytest.UsageError(f"toolcall-conformance cannot run {label}: {error}") from error
-    finally:
-        logging.disable(logging.NOTSET)
+    profile, seed = profile_and_seed(config, cls)
+
+    def compute(shard: tuple[int, int] | None) -> Report:
+        logging.disable(logging.CRITICAL)
+        try:
+            return run_conformance(
+                factory,
+                capabilities=capabilities,
+                profile=profile,
+                seed=seed,
+                adapter=getattr(cls, "adapter", None),
+                target=label,
+                shard=shard,
+            )
+        except TargetError as error:
+            raise pytest.UsageError(f"toolcall-conformance cannot run {label}: {error}") from error
+        finally:
+            logging.disable(logging.NOTSET)
+
+    key = f"{cls.__module__}.{cls.__qualname__}-{profile}-{seed}"
+    return shared_report(config, key, compute, merge_shards)
 
 
 class HandlerConformanceTests:
@@ -205,7 +259,7 @@ class ConverterConformanceTests:
         config = request.config
         extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
         extra += [Path(p) for p in config.getini("toolcall_cassette_dirs")]
-        profile, seed = _profile_and_seed(cls, config)
+        profile, seed = profile_and_seed(config, cls)
         logging.disable(logging.CRITICAL)
         try:
             yield run_converter_conformance(
@@ -214,7 +268,7 @@ class ConverterConformanceTests:
                 profile=profile,
                 seed=seed,
                 target=cls.__name__,
-                apis=list(cls.apis) if cls.apis else None,
+                apis=list(cls.apis) if cls.apis else _configured_formats(config),
             )
         finally:
             logging.disable(logging.NOTSET)
@@ -260,7 +314,7 @@ class FormatterConformanceTests:
         if key in per_class:
             return per_class[key]
         config = request.config
-        profile, seed = _profile_and_seed(cls, config)
+        profile, seed = profile_and_seed(config, cls)
         logging.disable(logging.CRITICAL)
         try:
             report = run_roundtrip_conformance(

@@ -10,7 +10,7 @@ from typing import Any
 from conformance.roundtrip.capture import CapturedRequest
 from conformance.roundtrip.scenarios import RoundTripScenario
 from conformance.roundtrip.wire_readers import ABSENT, WireView, role_of
-from conformance.verdict import Check, CheckRegistry
+from conformance.verdict import Check, CheckRegistry, NotApplicable
 from reference_impl.followup import (
     WIRE_API,
     ReasoningItem,
@@ -44,8 +44,30 @@ class RoundTripContext:
         return self.scenario.turn.tool_calls
 
 
-def _usable(ctx: RoundTripContext) -> WireView | None:
-    return ctx.view if ctx.view is not None and not ctx.view.structure else None
+def _usable(ctx: RoundTripContext) -> WireView:
+    """The request read back, or ``NotApplicable`` when there is none to judge.
+
+    When the formatter raised, or the request's structure cannot be read, ``sdk_accepts_followup``
+    reports it; every other check has nothing to compare on that scenario, which is never a pass.
+    """
+    if ctx.formatter_error is not None:
+        raise NotApplicable("the formatter raised (sdk_accepts_followup reports it)")
+    if ctx.view is None or ctx.view.structure:
+        raise NotApplicable("the request could not be read back (sdk_accepts_followup reports it)")
+    return ctx.view
+
+
+def _only_for(ctx: RoundTripContext, *targets: str) -> None:
+    if ctx.target not in targets:
+        raise NotApplicable(f"applies to {', '.join(targets)} only")
+
+
+def _same_output(content: Any, output: Any) -> bool:
+    """A result's content carries the tool's output: the same text, or the same JSON value (any spelling)."""
+    if isinstance(output, str):
+        return bool(content == output)
+    parsed = _parsed(content) if isinstance(content, str) else content
+    return bool(parsed == thaw(output))
 
 
 def _parsed(value: Any) -> Any:
@@ -192,8 +214,6 @@ def _check_sdk_accepts(ctx: RoundTripContext) -> list[str]:
 )
 def _check_calls_replayed(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     want = [(call.replay_name, thaw(call.arguments) if call.valid else None) for call in ctx.calls]
     got = [(wire.name, _parsed(wire.arguments)) for wire in view.calls]
     if len(got) != len(want):
@@ -222,8 +242,6 @@ def _check_calls_replayed(ctx: RoundTripContext) -> list[str]:
 )
 def _check_argument_types(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     wants_string = ctx.target in ("openai-chat", "deepseek", "openai-responses")
     problems = []
     for position, wire in enumerate(view.calls):
@@ -251,8 +269,6 @@ def _check_argument_types(ctx: RoundTripContext) -> list[str]:
 )
 def _check_arguments_valid(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     problems = []
     for position, wire in enumerate(view.calls):
         if wire.arguments is ABSENT:
@@ -277,8 +293,6 @@ def _check_arguments_valid(ctx: RoundTripContext) -> list[str]:
 )
 def _check_results_answer(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     calls = ctx.calls
     if len(view.results) != len(calls):
         return [
@@ -305,7 +319,7 @@ def _check_results_answer(ctx: RoundTripContext) -> list[str]:
             output = thaw(given.output)
             if wire.is_error or output not in (response.get("output"), response.get("result"), response):
                 problems.append(f"{label} response {wire.content!r} does not carry the tool's output {output!r}")
-        elif wire.content != result_text(given.output) and _parsed(wire.content) != thaw(given.output):
+        elif not _same_output(wire.content, given.output):
             problems.append(f"{label} content {wire.content!r} is not the tool's output {result_text(given.output)!r}")
         elif ctx.target == "anthropic" and wire.is_error:
             problems.append(f"{label} is marked is_error although the tool succeeded")
@@ -323,8 +337,6 @@ def _check_results_answer(ctx: RoundTripContext) -> list[str]:
 )
 def _check_result_ids(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     problems = []
     call_ids = [wire.id for wire in view.calls]
     named = ctx.target in ("gemini", "ollama")
@@ -369,8 +381,6 @@ def _check_result_ids(ctx: RoundTripContext) -> list[str]:
 )
 def _check_ids_exact(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     if len(view.calls) != len(ctx.calls):
         return []  # calls_replayed_in_order reports it; positions no longer pair up
     problems = []
@@ -399,9 +409,8 @@ def _check_ids_exact(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G02", "A13"),
 )
 def _check_responses_item_ids(ctx: RoundTripContext) -> list[str]:
+    _only_for(ctx, "openai-responses")
     view = _usable(ctx)
-    if view is None or ctx.target != "openai-responses":
-        return []
     problems = []
     for position, (call, wire) in enumerate(zip(ctx.calls, view.calls, strict=False)):
         original = call.provider_metadata.get("item_id")
@@ -426,8 +435,6 @@ def _check_responses_item_ids(ctx: RoundTripContext) -> list[str]:
 )
 def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     problems = list(view.adjacency)
     if len(view.results) != len(ctx.calls) or len(view.calls) != len(ctx.calls):
         return problems  # results_answer_every_call reports the count; positions no longer pair up
@@ -456,7 +463,7 @@ def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
                         "must follow in call order"
                     )
                     break
-            elif given is not None and not given.is_error and result.content != result_text(given.output):
+            elif given is not None and not given.is_error and not _same_output(result.content, given.output):
                 problems.append(f"result #{position} carries {result.content!r}: results must follow in call order")
                 break
     return problems
@@ -470,9 +477,13 @@ def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G07", "G08"),
 )
 def _check_signatures(ctx: RoundTripContext) -> list[str]:
+    _only_for(ctx, "anthropic", "gemini")
     view = _usable(ctx)
-    if view is None:
-        return []
+    signed = any(
+        getattr(item, "signature", None) or getattr(item, "redacted_data", None) for item in ctx.scenario.turn.items
+    ) or any(call.provider_metadata.get("thought_signature") for call in ctx.calls)
+    if not signed:
+        raise NotApplicable("the turn carries no signature")
     problems = []
     if ctx.target == "anthropic":
         want = [
@@ -524,9 +535,8 @@ def _check_signatures(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G08",),
 )
 def _check_block_order(ctx: RoundTripContext) -> list[str]:
+    _only_for(ctx, "anthropic", "gemini", "openai-responses")
     view = _usable(ctx)
-    if view is None or ctx.target not in ("anthropic", "gemini", "openai-responses"):
-        return []
     if len(view.calls) != len(ctx.calls):
         return []  # calls_replayed_in_order reports it
     want = _expected_tokens(ctx) or []
@@ -549,12 +559,11 @@ def _check_block_order(ctx: RoundTripContext) -> list[str]:
     taxonomy=("G09", "G08"),
 )
 def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
+    _only_for(ctx, "deepseek", "anthropic", "openai-responses")
     view = _usable(ctx)
-    if view is None:
-        return []
     reasoning = [item for item in ctx.scenario.turn.items if isinstance(item, ReasoningItem)]
     if not reasoning:
-        return []
+        raise NotApplicable("the turn has no reasoning")
     if ctx.target == "deepseek":
         want = ctx.scenario.turn.reasoning
         got = view.assistant.get("reasoning_content") if view.assistant else None
@@ -600,8 +609,6 @@ def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
 )
 def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     problems: list[str] = []
     target = ctx.target
     if target in ("openai-chat", "deepseek", "ollama"):
@@ -643,8 +650,6 @@ def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
 )
 def _check_no_empty_text(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    if view is None:
-        return []
     target = ctx.target
     if target in ("openai-chat", "deepseek") and view.assistant is not None and view.assistant.get("content") == "":
         return [

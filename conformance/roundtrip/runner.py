@@ -19,7 +19,7 @@ from conformance.roundtrip.scenarios import (
     random_scenarios,
 )
 from conformance.roundtrip.wire_readers import HISTORY_KEY, wire_view
-from conformance.verdict import Check, CheckResult, Profile, Report, resolve_profile
+from conformance.verdict import Check, CheckResult, NotApplicable, Profile, Report, resolve_profile
 from reference_impl.followup import (
     FOLLOWUP_TARGETS,
     ReasoningItem,
@@ -163,9 +163,12 @@ def run_roundtrip_conformance(
         report.examples += 1
         for check in followup_checks:
             result = results[check.id]
+            try:
+                problems = check.run(ctx)
+            except NotApplicable:
+                continue
             result.scenarios_run += 1
             result.examples_run += 1
-            problems = check.run(ctx)
             if problems:
                 where = f"{scenario.target}/{scenario.name}"
                 result.fail(f"[{where}] {problems[0]}", _counterexample(ctx, problems), scenario=where)
@@ -181,6 +184,9 @@ def run_roundtrip_conformance(
                 if problems:
                     text = f"target: {target}\n" + "\n".join(f"violation: {p}" for p in problems[:5])
                     result.fail(f"[{target}] {problems[0]}", text, scenario=target)
+    for result in results.values():
+        if result.status == "passed" and result.examples_run == 0:
+            result.skip("applied to no scenario of these targets (or the formatter raised on all of them)")
     report.results = [results[check.id] for check in check_list]
     for result in report.results:
         # The report renderer groups verdicts by target when one report covers several.

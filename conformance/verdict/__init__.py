@@ -14,7 +14,13 @@ from conformance.verdict.check import (
     Status,
     signature,
 )
-from conformance.verdict.profiles import PROFILES, Profile, resolve_profile, search_settings
+from conformance.verdict.profiles import (
+    PROFILES,
+    Profile,
+    register_hypothesis_profiles,
+    resolve_profile,
+    search_settings,
+)
 from conformance.verdict.report import Report, describe_factory, merge_reports
 
 __all__ = [
@@ -30,6 +36,7 @@ __all__ = [
     "Status",
     "describe_factory",
     "merge_reports",
+    "register_hypothesis_profiles",
     "resolve_profile",
     "search_settings",
     "signature",

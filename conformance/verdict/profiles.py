@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
 
-__all__ = ["PROFILES", "Profile", "resolve_profile", "search_settings"]
+__all__ = ["PROFILES", "Profile", "register_hypothesis_profiles", "resolve_profile", "search_settings"]
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,21 @@ def resolve_profile(profile: str | Profile) -> Profile:
         return PROFILES[profile]
     except KeyError:
         raise KeyError(f"unknown profile {profile!r}; known: {', '.join(PROFILES)}") from None
+
+
+def register_hypothesis_profiles() -> None:
+    """Register ``toolcall-dev``, ``toolcall-ci`` and ``toolcall-deep`` as hypothesis settings profiles.
+
+    For your own properties over ``conformance.strategies``: ``--hypothesis-profile toolcall-ci`` gives
+    them the suite's effort (examples per property) with no deadline.
+    """
+    for profile in PROFILES.values():
+        settings.register_profile(
+            f"toolcall-{profile.name}",
+            max_examples=profile.examples_per_scenario,
+            deadline=None,
+            suppress_health_check=[HealthCheck.too_slow],
+        )
 
 
 def search_settings(

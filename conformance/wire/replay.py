@@ -28,9 +28,12 @@ from reference_impl import (
     SegmentEvent,
     SegmentEventType,
     SegmentType,
+    StreamError,
+    TokenUsage,
+    ToolCallDelta,
 )
 
-__all__ = ["ReplayResult", "compare_outcomes", "outcome_from_events", "replay_body"]
+__all__ = ["ReplayResult", "as_chunk_response", "compare_outcomes", "outcome_from_events", "replay_body"]
 
 
 @dataclass
@@ -77,6 +80,50 @@ def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Seque
     return outcome
 
 
+def _read(obj: Any, name: str) -> Any:
+    return obj.get(name) if isinstance(obj, dict) else getattr(obj, name, None)
+
+
+def as_chunk_response(chunk: Any) -> ChunkResponse:
+    """A converter's chunk as the contract's ``ChunkResponse``, whatever class the converter uses.
+
+    Users' converters produce their own chunk types (the seed's ``ChunkResponse`` lives in their
+    code base); they are read by duck typing: ``content``, ``reasoning``, ``tool_calls`` (each with
+    ``index``, ``call_id``, ``name``, ``arguments_delta``, ``provider_metadata``), ``is_complete``,
+    ``finish_reason``, ``usage`` (``prompt_tokens``, ``completion_tokens``, ``total_tokens``) and
+    ``error`` (``kind``, ``message``). A value of the wrong type raises ``TypeError`` naming it.
+    """
+    if isinstance(chunk, ChunkResponse):
+        return chunk
+    deltas = _read(chunk, "tool_calls")
+    error = _read(chunk, "error")
+    usage = _read(chunk, "usage")
+    return ChunkResponse(
+        content=_read(chunk, "content") or "",
+        reasoning=_read(chunk, "reasoning"),
+        is_complete=bool(_read(chunk, "is_complete")),
+        usage=TokenUsage(
+            _read(usage, "prompt_tokens") or 0, _read(usage, "completion_tokens") or 0, _read(usage, "total_tokens")
+        )
+        if usage is not None
+        else None,
+        tool_calls=[
+            ToolCallDelta(
+                _read(d, "index"),
+                _read(d, "call_id"),
+                _read(d, "name"),
+                _read(d, "arguments_delta"),
+                provider_metadata=_read(d, "provider_metadata"),
+            )
+            for d in deltas
+        ]
+        if deltas is not None
+        else None,
+        finish_reason=_read(chunk, "finish_reason"),
+        error=StreamError(_read(error, "kind"), _read(error, "message") or "") if error is not None else None,
+    )
+
+
 def replay_body(
     body: Body,
     pieces: Sequence[bytes] | None = None,
@@ -114,7 +161,7 @@ def replay_body(
             current[0] = None
 
     for chunk in iter_chunks(converter, counted(events)):
-        result.chunks.append(chunk)
+        result.chunks.append(as_chunk_response(chunk))
         result.chunk_events.append(current[0])
     handler = handler_factory()
     for chunk in result.chunks:
@@ -134,7 +181,7 @@ def _same_json(left: Any, right: Any) -> bool:
 
 def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
     """Pair each expected call with an actual one: by provider id when the provider sent one, else
-    by name (and arguments) among the calls without a provider id, in order.
+    by name (and arguments) among the calls not carrying another expected id, in order.
 
     Calls are matched, not compared by position, so one lost call is one finding; their order is
     compared separately (calls keep wire order: ``_order_problems``).
@@ -143,11 +190,10 @@ def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedT
     remaining = list(actual.tool_calls)
     pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
     for position, want in enumerate(expected.tool_calls):
-        pool = (
-            [got for got in remaining if got.call_id == want.call_id]
-            if want.call_id
-            else [got for got in remaining if got.call_id not in provider_ids]
-        )
+        # A call that lost or garbled its id still pairs with the call it is (by name, among the
+        # calls not claiming another expected id), so the finding says "wrong id", not "missing".
+        unclaimed = [got for got in remaining if got.call_id not in provider_ids]
+        pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
         match = (
             next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
             or next((got for got in pool if got.name == want.name), None)
@@ -183,7 +229,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     for position, want, got in pairs:
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         if got is None:
-            problems.append(f"{label}: no call with this name came out")
+            problems.append(f"{label}: no call came out for it")
             continue
         if want.call_id and got.call_id != want.call_id:
             problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")

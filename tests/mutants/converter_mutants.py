@@ -714,3 +714,67 @@ MUTANTS: tuple[Mutant, ...] = (
 
 assert len({mutant.name for mutant in MUTANTS}) == len(MUTANTS)
 assert all(mutant.api in {"openai-chat", "openai-responses", "anthropic", "gemini"} for mutant in MUTANTS)
+
+
+# -- ends of streams and shared state (added with the verdict rework: each was CONFORMANT before) ----
+
+
+class TextOnlyIsTruncated(OpenAIChatConverter):
+    """Every stream without tool calls is reported as truncated (an unexpected error on a normal end)."""
+
+    def finish(self) -> list[ChunkResponse]:
+        chunks = super().finish()
+        for chunk in chunks:
+            if chunk.is_complete and chunk.error is None and not self._saw_tool_calls:
+                chunk.error = StreamError("truncated", "assumed")
+        return chunks
+
+    def convert(self, event: Any) -> list[ChunkResponse]:
+        chunks = super().convert(event)
+        self._saw_tool_calls = getattr(self, "_saw_tool_calls", False) or any(c.tool_calls for c in chunks)
+        return chunks
+
+
+class TerminalChunkLosesFinishReason(AnthropicConverter):
+    """The terminal chunk carries no finish_reason: agent loops that branch on 'tool_use' stop (F01)."""
+
+    def convert(self, event: Any) -> list[ChunkResponse]:
+        chunks = super().convert(event)
+        for chunk in chunks:
+            chunk.finish_reason = None
+        return chunks
+
+
+class MaxTokensAsIncomplete(AnthropicConverter):
+    """A max_tokens truncation is reported as a generic 'incomplete' error (the wrong remedy follows)."""
+
+    def convert(self, event: Any) -> list[ChunkResponse]:
+        chunks = super().convert(event)
+        for chunk in chunks:
+            if chunk.error is not None and chunk.error.kind == "truncated":
+                chunk.error = StreamError("incomplete", chunk.error.message)
+        return chunks
+
+
+# One call table per process, cleared by each new converter: the "default stream state" of B07.
+_SHARED_CALLS: list[Any] = []
+_SHARED_BY_INDEX: dict[int, Any] = {}
+
+
+class SharedCallTable(OpenAIChatConverter):
+    """The call table is module state that each new converter clears: streams converted at once mix calls (B07)."""
+
+    def __init__(self, *, cumulative_arguments: bool = False) -> None:
+        super().__init__(cumulative_arguments=cumulative_arguments)
+        _SHARED_CALLS.clear()
+        _SHARED_BY_INDEX.clear()
+        self._calls = _SHARED_CALLS
+        self._by_wire_index = _SHARED_BY_INDEX
+
+
+ENDS_AND_STATE_MUTANTS: tuple[Mutant, ...] = (
+    _mutant("openai-chat_text_only_is_truncated", TextOnlyIsTruncated, ("F03",), {ABNORMAL}),
+    _mutant("anthropic_terminal_loses_finish_reason", TerminalChunkLosesFinishReason, ("F01",), {OUTCOME}),
+    _mutant("anthropic_max_tokens_as_incomplete", MaxTokensAsIncomplete, ("F06",), {ABNORMAL}),
+    _mutant("openai-chat_shared_call_table", SharedCallTable, ("B07",), {"converter_instances_independent"}),
+)
