@@ -1,9 +1,10 @@
 """Suspected suite bugs found while measuring the matrix, each as a minimal reproduction.
 
 Each test asserts the verdict the suite *should* give and is marked ``xfail(strict=True)`` while
-the suite gives another one: when the suite is fixed, the test passes, strict xfail turns that into
-a failure, and the matrix cell marked "suite bug" in ``conformance/matrix/reproductions.py`` must be
-re-measured.
+the suite gives another one: when the suite is fixed, the test passes and strict xfail turns that
+into a failure that asks for the marker to go. A matrix cell that fails only because of one of
+these is published as "suite bug" (``SUITE_BUGS`` in ``conformance/matrix/reproductions.py``), never
+as the library's defect.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ class _InWireOrder:
     strict=True,
     reason="suite bug: id-less calls of one tool are matched to the stream's calls by argument validity, so when a "
     "target repairs the first call the third is paired with it and calls_in_wire_order reports [2, 1, 0] for a "
-    "result in wire order (matrix cell langchain-core / calls_in_wire_order)",
+    "result in wire order (found on langchain-core, whose generated counterexample main's generator no longer draws)",
 )
 def test_calls_in_wire_order_pairs_id_less_calls_by_position_not_by_validity() -> None:
     report = run_conformance(

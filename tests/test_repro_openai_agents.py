@@ -158,3 +158,21 @@ def test_the_runner_runs_valid_arguments_and_refuses_invalid_ones(arguments, run
 
     asyncio.run(go())
     assert ran == runs
+
+
+def test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index():
+    # segment_lifecycle, segment_per_call: call 0 has no id, so it is held back to the end of the
+    # stream; after text and reasoning it is announced (call_id '') at output_index 1, the index
+    # call 1 already has, so consumers keyed by output_index see one item started twice
+    seen = events(
+        {
+            "tool_calls": [
+                {"index": 0, "type": "function", "function": {"name": "get_weather", "arguments": "{}"}},
+                {"index": 1, "id": "call_1", "type": "function", "function": {"name": "get_weather"}},
+            ]
+        },
+        "00",
+        {"reasoning_content": "0"},
+    )
+    calls = [e for e in seen if e[0] in ("added", "done") and len(e) == 4]
+    assert calls[:2] == [("added", 1, "get_weather", "call_1"), ("added", 1, "get_weather", "")]

@@ -106,7 +106,7 @@ def test_nameless_call_before_a_named_one_crashes_the_stream_with_index_error():
 
 
 def test_after_a_nameless_call_part_end_events_carry_the_wrong_part():
-    # argument_integrity: the hidden nameless call shifts the parts, so the PartEndEvent of
+    # no_crash (same cause): the hidden nameless call shifts the parts, so the PartEndEvent of
     # get_weather's part (index 1) carries do-it's part
     events = []
     body = sse(

@@ -129,6 +129,9 @@ class PydanticAIHandler(EventLog):
         if segment_type != "tool_call":
             return [Event.end(segment, segment_type)]
         part = event.part
+        if type(part).__name__ != "ToolCallPart":  # the END of a tool part carries another kind of part
+            wrong = f"the PartEndEvent of this tool call part carries a {type(part).__name__}"
+            return [Event.end(segment, segment_type, tool_name=None, call_id=None, error=wrong, raw_arguments="")]
         arguments, error = _parse(part)
         if error is not None:
             return [
