@@ -13,7 +13,7 @@ from conformance.handler.capabilities import Capabilities
 from conformance.handler.checks import CHECKS, check_by_id
 from conformance.handler.drive import Transcript, drive
 from conformance.handler.observe import HandlerAdapter, ObservedEvent, ObservedInvocation
-from conformance.handler.runner import run_conformance
+from conformance.handler.runner import run_conformance, violations
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, ExpectedCall, ExpectedOutcome, Scenario
 from conformance.verdict import PROFILES, Check, CheckResult, Report
 
@@ -35,4 +35,5 @@ __all__ = [
     "check_by_id",
     "drive",
     "run_conformance",
+    "violations",
 ]

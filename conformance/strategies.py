@@ -16,6 +16,10 @@ Layers, each usable on its own:
 * ``logical_turns()``: what the model "said" (text, reasoning, parallel calls) as a ``render.Turn``;
 * ``scenarios()``: a turn as a ``ChunkResponse`` stream with its expected outcome, computed from
   the generated values (never from a handler);
+* ``wire_scenarios()``: streams from the whole input space the suite searches (sparse and shared
+  indices, late ids and names, reserved argument keys, every way a stream ends), with their
+  expected outcomes; ``conformance.handler.violations(factory, scenario)`` judges one of them by
+  every check, so a property over it can run under HypoFuzz;
 * ``fragmentations(chunks)``: the same logical stream cut anywhere, with parallel calls
   interleaved, ids and names moved to later deltas, text and tool deltas sharing chunks;
 * ``wire_bodies(api)`` / ``dialect_bodies()``: a turn rendered as a provider SSE body (OpenAI-compatible
@@ -32,7 +36,7 @@ from collections.abc import Sequence
 from hypothesis import strategies as st
 
 from conformance.handler.fragment import refragmented
-from conformance.handler.generate import scenarios
+from conformance.handler.generate import scenarios, wire_scenarios
 from conformance.turns.generate import (
     argument_objects,
     byte_splits,
@@ -54,6 +58,7 @@ __all__ = [
     "scenarios",
     "text_format_responses",
     "wire_bodies",
+    "wire_scenarios",
 ]
 
 

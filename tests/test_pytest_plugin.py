@@ -335,3 +335,19 @@ def test_unusable_formatter_option_stops_with_a_clear_message(pytester: pytest.P
     result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-formatter", "json:__doc__")
     result.stdout.fnmatch_lines(["*'json:__doc__' names a str, not a round-trip formatter*"])
     assert result.ret != 0
+
+
+def test_the_example_database_is_opt_in_and_replays_what_a_run_saved(pytester: pytest.Pytester) -> None:
+    pytester.syspathinsert(str(ROOT))
+    database = pytester.path / "toolcall-db"
+    argv = ["-p", "no:cacheprovider", "--toolcall-profile", "dev"]
+    argv += ["--toolcall-handler", "tests.mutants.api_handler_mutants:NameConcat", "-k", "tool_names_whole"]
+    # Default: no database anywhere, so the seed alone reproduces the run.
+    without = pytester.runpytest(*argv)
+    assert without.ret == 1
+    assert "example database" not in without.stdout.str()
+    assert not database.exists()
+    with_database = pytester.runpytest(*argv, "--toolcall-database", str(database))
+    assert with_database.ret == 1
+    with_database.stdout.fnmatch_lines([f"*example database {database}*"])
+    assert any(path.is_file() for path in database.rglob("*")), "the failing inputs were not saved"

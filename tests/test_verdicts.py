@@ -18,6 +18,7 @@ from conformance import Capabilities, run_conformance
 from conformance.cli import main
 from conformance.handler import plan
 from tests import verdict_targets as targets
+from tests.alternatives.formatter import ConservativeRoundTripFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -110,10 +111,21 @@ def test_no_stream_errors_changes_the_scenarios_and_an_idle_flag_is_refused(
     with_errors = plan(Capabilities()).scenarios
     without = plan(Capabilities(stream_errors=False)).scenarios
     assert {s.name for s in with_errors} - {s.name for s in without} >= {"truncated_by_max_tokens"}
-    # --no-incremental-arguments changes nothing for a text parser (the check needs provider-native calls).
-    argv = ["run", "--handler", "reference_impl:ApiToolCallStreamingResponseHandler", "--text-format", "xml"]
+    # --no-incremental-arguments changes nothing for a text parser (the check needs provider-native
+    # calls): the flag could only mislead whoever reads the command line.
+    argv = ["run", "--handler", "tests.alternatives.text_parser_xml:make_handler", "--text-format", "xml"]
     assert main([*argv, "--no-incremental-arguments"]) == 2
     assert "--no-incremental-arguments changes nothing" in capsys.readouterr().err
+
+
+def test_an_idle_capability_declared_from_python_is_noted_in_the_report() -> None:
+    from tests.alternatives import text_parser_xml
+
+    declared = Capabilities(
+        text_format="xml", text_lag_chars=text_parser_xml.TEXT_LAG_CHARS, incremental_arguments=False
+    )
+    report = run_conformance(text_parser_xml.make_handler, capabilities=declared, profile="dev")
+    assert any("incremental_arguments=False changes nothing" in note for note in report.notes), report.notes
 
 
 def test_later_calls_must_stream_too() -> None:
@@ -195,3 +207,133 @@ def test_paths_are_checked_before_the_run(
 ) -> None:
     assert main(["run", "--handler", "reference_impl:ApiToolCallStreamingResponseHandler", flag, value]) == 2
     assert message in capsys.readouterr().err
+
+
+# -- loosened rules still catch what they exist for (FALSE_ALARMS.md FA1-FA7) ------------------------
+
+
+@pytest.mark.parametrize("mutant", ["ignore_id_change", "drop_conflicting_id"])
+def test_calls_sharing_an_index_may_fail_alone_but_never_merge_or_vanish(mutant: str) -> None:
+    # FA2 lets the call holding an index run while a second id on it ends in an error. A merge
+    # that fails to parse (ignore_id_change) or a second call dropped without an error
+    # (drop_conflicting_id) must still fail segment_per_call.
+    from tests.mutants.api_handler_mutants import MUTANTS
+
+    factory = next(m.factory for m in MUTANTS if m.name == mutant)
+    assert "segment_per_call" in _failed(run_conformance(factory, profile="ci", seed=0))
+
+
+def test_tool_result_text_parts_are_read_as_their_text_and_nothing_else() -> None:
+    # FA5 reads a result sent as text parts as its text; a list with anything else stays a list,
+    # so a result whose output went into an image part is still "not the tool's output".
+    from conformance.roundtrip.wire_readers import text_of_parts
+
+    assert text_of_parts([{"type": "text", "text": "2 "}, {"type": "input_text", "text": "°C"}]) == "2 °C"
+    with_image = [{"type": "text", "text": "2 °C"}, {"type": "image_url", "image_url": {"url": "x"}}]
+    assert text_of_parts(with_image) == with_image
+    assert text_of_parts([]) == [] and text_of_parts("2 °C") == "2 °C"
+
+
+class _NoToolChoiceEver(ConservativeRoundTripFormatter):
+    """Sends no tool_choice at all: "auto" may be left to the default (FA6), "required" may not."""
+
+    def format_tools(self, target: str, tools: object, choice: object) -> dict[str, object]:
+        params = super().format_tools(target, tools, choice)  # type: ignore[arg-type]
+        params.pop("tool_choice", None)
+        params.pop("toolConfig", None)
+        return params
+
+
+class _RefusesWithRuntimeError(ConservativeRoundTripFormatter):
+    """Refuses an inexpressible tool_choice with a RuntimeError, not a ValueError (FA7 kept the rule)."""
+
+    unsupported = RuntimeError  # type: ignore[assignment]
+
+
+@pytest.mark.parametrize(
+    ("formatter", "target"),
+    [(_NoToolChoiceEver, "anthropic"), (_NoToolChoiceEver, "openai-chat"), (_RefusesWithRuntimeError, "gemini")],
+)
+def test_tool_choice_defaults_and_refusals_are_still_judged(formatter: type, target: str) -> None:
+    from conformance.roundtrip import roundtrip_check_by_id, run_roundtrip_conformance
+
+    report = run_roundtrip_conformance(
+        formatter(), targets=[target], checks=[roundtrip_check_by_id("tool_choice_mapped")], profile="dev"
+    )
+    assert _failed(report) == {"tool_choice_mapped"}
+
+
+def test_runs_a_crash_kept_from_the_other_checks_are_counted_and_shown() -> None:
+    # A check that passes only because the runs that would show its bug crashed must not read as a
+    # plain pass: the report counts those runs per check and says so beside the PASS.
+    from conformance.report import render_terminal
+
+    report = run_conformance(targets.RaiseOnSecondId, profile="dev", seed=0)
+    assert "no_crash" in _failed(report)
+    segment = next(r for r in report.results if r.check.id == "segment_per_call")
+    assert segment.not_judged > 0
+    assert "runs not judged: the target crashed" in render_terminal(report)
+    checks = {entry["id"]: entry for entry in report.to_json()["checks"]}
+    assert checks["segment_per_call"]["not_judged"] == segment.not_judged
+
+
+def test_an_opted_in_example_database_replays_a_failure_a_smaller_run_would_miss(tmp_path: Path) -> None:
+    from conformance.verdict import Profile, use_example_database
+
+    tiny = Profile("tiny", 1)  # three generated streams: too few to draw an argument key like "self"
+    assert "invocations_match_stream" not in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    use_example_database(tmp_path / "db")
+    try:
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile="dev"))
+        # The failure the dev run saved is replayed first by the next run, however small.
+        assert "invocations_match_stream" in _failed(run_conformance(targets.make_drop_reserved, profile=tiny))
+    finally:
+        use_example_database(None)
+
+
+def test_violations_judges_one_scenario_for_a_users_own_hypothesis_property() -> None:
+    # The same judging as run_conformance, on one input, for properties HypoFuzz can fuzz.
+    from hypothesis import given, settings
+
+    from conformance import BUILTIN_SCENARIOS, strategies, violations
+    from reference_impl import ApiToolCallStreamingResponseHandler
+    from tests.mutants.api_handler_mutants import MUTANTS
+
+    @settings(max_examples=30, database=None, deadline=None)
+    @given(strategies.wire_scenarios())
+    def reference_conforms(scenario: object) -> None:
+        assert violations(ApiToolCallStreamingResponseHandler, scenario) == []  # type: ignore[arg-type]
+
+    reference_conforms()
+    name_concat = next(m.factory for m in MUTANTS if m.name == "name_concat")
+    restated = next(s for s in BUILTIN_SCENARIOS if s.name == "name_restated_every_chunk")
+    found = violations(name_concat, restated)
+    assert found and found[0].startswith("tool_names_whole: ")
+
+
+def test_a_handler_with_its_own_shapes_is_checked_through_an_adapter_from_every_entry_point(
+    capsys: pytest.CaptureFixture[str], pytester_adapter: pytest.RunResult
+) -> None:
+    argv = ["run", "--handler", "examples.adapter_example:TupleHandler", "--profile", "dev"]
+    assert main([*argv, "--adapter", "examples.adapter_example:TupleAdapter"]) == 0
+    assert "CONFORMANT" in capsys.readouterr().out
+    # Without it the suite cannot read the handler, says so and points at the adapter.
+    assert main(argv) == 1
+    assert "translate them with a HandlerAdapter" in capsys.readouterr().out
+    assert main([*argv, "--adapter", "examples.adapter_example:NoSuchAdapter"]) == 2
+    pytester_adapter.assert_outcomes(passed=24)
+
+
+@pytest.fixture
+def pytester_adapter(pytester: pytest.Pytester) -> pytest.RunResult:
+    pytester.syspathinsert(str(ROOT))
+    return pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--toolcall-profile",
+        "dev",
+        "--toolcall-handler",
+        "examples.adapter_example:TupleHandler",
+        "--toolcall-adapter",
+        "examples.adapter_example:TupleAdapter",
+    )

@@ -57,6 +57,17 @@ class StreamFirstCallOnly(ApiToolCallStreamingResponseHandler):
         super()._emit(event)
 
 
+class RaiseOnSecondId(ApiToolCallStreamingResponseHandler):
+    """Raises from feed() when a second id arrives on an occupied index (seed 001's JSON.parse, in
+    effect): those runs cannot be judged by the call checks, and the report must say so."""
+
+    def _apply_delta(self, delta: Any) -> None:
+        state = self._tools.get(delta.index)
+        if state is not None and delta.call_id and state.call_id and delta.call_id != state.call_id:
+            raise ValueError("two ids on one index")
+        super()._apply_delta(delta)
+
+
 class ListIndexedCalls(ApiToolCallStreamingResponseHandler):
     """Keeps calls in a list indexed by ``delta.index``: sparse or non-zero-based indices break it (A03)."""
 

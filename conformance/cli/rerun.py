@@ -53,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(str(error)) from error
     if not scenarios:
         raise UsageError(f"no scenario files (*.json) under {', '.join(map(str, args.paths))}")
+    if saved is not None and saved.get("kind") == "bridge" and not (args.handler or args.accumulator):
+        return _rerun_bridge(saved, scenarios, args)
     if args.handler or args.accumulator:
         kind = "handler" if args.handler else "accumulator"
         target = resolve_target(args.handler or args.accumulator, kind, args)
@@ -77,5 +79,23 @@ def run(args: argparse.Namespace) -> int:
     finally:
         logging.disable(logging.NOTSET)
     print(f"re-running {len(scenarios)} saved scenario(s) against {target.command_line()}")
+    print(render_terminal(report))
+    return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+
+
+def _rerun_bridge(saved: dict[str, Any], scenarios: list[Any], args: argparse.Namespace) -> int:
+    """Saved from a ``--bridge`` run: start the same command again and replay exactly the files."""
+    from conformance.bridge import run_bridge
+    from conformance.bridge.process import DEFAULT_TIMEOUT
+
+    command = saved.get("command")
+    if not isinstance(command, str) or not command.strip():
+        raise UsageError(f"the saved bridge target has no command to start: {saved!r}")
+    try:
+        timeout = args.deadline or DEFAULT_TIMEOUT
+        report = run_bridge(command, profile=Profile("rerun", 0), scenarios=scenarios, timeout=timeout)
+    except TargetError as error:
+        raise UsageError(f"cannot run --bridge {command!r}: {error}") from error
+    print(f"re-running {len(scenarios)} saved scenario(s) against --bridge {command!r}")
     print(render_terminal(report))
     return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS

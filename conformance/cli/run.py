@@ -30,7 +30,7 @@ from conformance.cli.targets import HandlerTarget, add_capability_options, resol
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
 from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, save_scenario
 from conformance.report import render_terminal, write_json, write_junit
-from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports, use_example_database
 from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
@@ -63,6 +63,11 @@ def add_parser(commands: Any) -> None:
         help="a callable taking the wire API name (and converter options) and returning a fresh converter",
     )
     target.add_argument(
+        "--bridge",
+        metavar="COMMAND",
+        help="a target in any language: this command is started once and spoken to in JSON lines (docs/bridge.md)",
+    )
+    target.add_argument(
         "--formatter",
         metavar="MODULE:ATTR",
         help="a round-trip formatter (object, class, factory or format_followup function; see conformance.roundtrip)",
@@ -87,6 +92,13 @@ def add_parser(commands: Any) -> None:
     )
     parser.add_argument("--profile", choices=sorted(PROFILES), default="ci", help="how hard to search (default: ci)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed; the same seed reproduces a run")
+    parser.add_argument(
+        "--database",
+        type=Path,
+        metavar="DIR",
+        help="opt in to a hypothesis example database: replay what earlier runs saved there first, save what this "
+        "run finds (default: none, so the seed alone reproduces a run)",
+    )
     add_capability_options(parser)
     parser.add_argument(
         "--show-handler-logs",
@@ -308,7 +320,18 @@ def _run_reference(args: argparse.Namespace) -> list[Report]:
     return reports
 
 
+def _run_bridge(args: argparse.Namespace) -> Report:
+    from conformance.bridge.command import run_from_args
+
+    try:
+        return run_from_args(args, _progress(args.bridge))
+    except TargetError as error:
+        raise UsageError(f"cannot run --bridge {args.bridge!r}: {error}") from error
+
+
 def _reports(args: argparse.Namespace) -> list[Report]:
+    if args.bridge:
+        return [_run_bridge(args)]
     if args.formatter:
         return [_run_formatter(args)]
     if args.converter:
@@ -322,8 +345,13 @@ def _reports(args: argparse.Namespace) -> list[Report]:
 def run(args: argparse.Namespace) -> int:
     """Run the checks, print the report, write the requested files; the exit code says the verdict."""
     _validate(args)
+    if args.database is not None:
+        if args.database.exists() and not args.database.is_dir():
+            raise UsageError(f"--database {args.database}: not a directory")
+        use_example_database(args.database)
     title = (
         args.formatter
+        or args.bridge
         or args.handler
         or args.accumulator
         or args.converter

@@ -19,7 +19,7 @@ from conformance.handler import (
     Capabilities,
     HandlerAdapter,
     default_scenarios,
-    plan,
+    idle_capabilities,
 )
 from conformance.handler.capabilities import TEXT_FORMATS
 
@@ -128,16 +128,14 @@ def capabilities_from_args(args: argparse.Namespace, *, accumulator: bool) -> Ca
 
 
 def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, accumulator: bool) -> None:
-    """A capability flag that changes neither the checks nor the scenarios of this run is an error."""
-    base = plan(capabilities)
+    """A capability flag that changes neither the checks nor the scenarios of this run is an error (exit 2).
+
+    Such a flag can only mislead: whoever reads the command line believes the run was narrowed or
+    widened. ``run_conformance`` notes the same of a ``Capabilities`` declaration from Python.
+    """
+    idle = set(idle_capabilities(capabilities))
     for option in CAPABILITY_OPTIONS:
-        if not getattr(args, option.field):
-            continue
-        default = getattr(Capabilities(), option.field)
-        without = replace(capabilities, **{option.field: default})
-        if accumulator and option.field in ("callbacks", "lifecycle"):
-            without = capabilities
-        if plan(without).summary() == base.summary():
+        if getattr(args, option.field) and option.field in idle:
             raise UsageError(
                 f"{option.flag} changes nothing for this target (no check or scenario depends on it here); remove it"
             )
@@ -145,7 +143,11 @@ def _refuse_idle_flags(args: argparse.Namespace, capabilities: Capabilities, *, 
         raise UsageError("--text-lag changes nothing for a final-result accumulator (it emits no text events)")
 
 
-def _load_adapter(spec: str | None) -> HandlerAdapter | None:
+def load_adapter(spec: str | None) -> HandlerAdapter | None:
+    """The ``HandlerAdapter`` named by ``MODULE:OBJECT`` (a class is instantiated), or None.
+
+    Raises ``UsageError`` (exit 2) when it cannot be imported or built, or is not an adapter.
+    """
     if spec is None:
         return None
     adapter = import_attribute(spec, "--adapter", "mypkg.adapters:MyAdapter", "MODULE:OBJECT")
@@ -180,7 +182,7 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(args.adapter),
+        adapter=load_adapter(args.adapter),
         adapter_spec=args.adapter,
         deadline=args.deadline or None,
     )
@@ -202,7 +204,7 @@ def handler_target(saved: dict[str, Any], *, deadline: float | None = DEFAULT_DE
         spec=spec,
         kind=kind,
         capabilities=capabilities,
-        adapter=_load_adapter(adapter_spec),
+        adapter=load_adapter(adapter_spec),
         adapter_spec=adapter_spec,
         deadline=deadline,
     )

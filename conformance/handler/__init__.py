@@ -14,7 +14,14 @@ from conformance.handler.checks import CHECKS, HANDLER_CHECKS, CheckContext, che
 from conformance.handler.contract import RULES, Rule
 from conformance.handler.drive import DEFAULT_DEADLINE_SECONDS, TargetError, Transcript, drive
 from conformance.handler.observe import Accumulator, Handler, HandlerAdapter, ObservedEvent, ObservedInvocation
-from conformance.handler.runner import Counterexample, default_scenarios, plan, run_conformance
+from conformance.handler.runner import (
+    Counterexample,
+    default_scenarios,
+    idle_capabilities,
+    plan,
+    run_conformance,
+    violations,
+)
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, ExpectedCall, ExpectedOutcome, Scenario
 
 __all__ = [
@@ -41,6 +48,8 @@ __all__ = [
     "check_by_id",
     "default_scenarios",
     "drive",
+    "idle_capabilities",
     "plan",
     "run_conformance",
+    "violations",
 ]

@@ -1,11 +1,13 @@
 """The rules a streaming tool-call handler must follow, and where the design says so.
 
 Every handler check enforces exactly one of these rules (``Check.rule``), and ``docs/checks.md``
-prints the rule beside the check. A rule is either written in the seed design
-(``shared/seeds/000``: the Python design, section numbers given) or is a correction of a seed
-defect backed by real bug reports (``shared/research/bug-taxonomy.md`` classes given). What a
-reference implementation merely chose (its id scheme, what it puts in metadata beyond these
-rules, when exactly it emits an event) is not a rule, and no check demands it.
+prints the rule beside the check. R16 says what the same checks demand of a text-format parser:
+its built-in scenarios (``text_scenarios.py``) are judged by the checks of R4, R6, R7 and R14.
+A rule is either written in the seed design (``shared/seeds/000``: the Python design, section
+numbers given) or is a correction of a seed defect backed by real bug reports
+(``shared/research/bug-taxonomy.md`` classes given). What a reference implementation merely
+chose (its id scheme, what it puts in metadata beyond these rules, when exactly it emits an
+event) is not a rule, and no check demands it.
 """
 
 from __future__ import annotations
@@ -60,8 +62,8 @@ RULES: dict[str, Rule] = {
             "R6",
             "Each provider tool call is one tool segment whose START names the tool, whose CONTENT is the "
             "argument text as sent, and whose END carries the parsed arguments; calls are told apart by "
-            "index, and a second id on an occupied index is never merged into the first call (it is a new "
-            "call, or an error)",
+            "index, and a second id on an occupied index is never merged into the first call: each call of "
+            "that index runs as itself or ends with an error (one error for the whole index is enough)",
             "seed 000 3.2 and 6 (API tool call path); taxonomy A02, A05-A08, B01, B06",
         ),
         Rule(
@@ -114,6 +116,17 @@ RULES: dict[str, Rule] = {
             "R15",
             "Malformed or unexpected provider data never makes feed()/finalize() raise or hang",
             "taxonomy D09, F04",
+        ),
+        Rule(
+            "R16",
+            "A handler parsing tool calls embedded in text (xml, json, sentinel formats) reads each complete "
+            "block as one tool call under R6 (CONTENT is the block's argument text) and everything outside "
+            "blocks as text, in order; markup inside a fenced code block, and JSON without the format's tool "
+            "shape, stay text; a block still open when the stream ends is an error call, never text and "
+            "never run; text is held back only while it could still begin a block (at most text_lag_chars, "
+            "not counting the markup itself)",
+            "seed 000 4 (text-format parsers); taxonomy E01-E10; the built-in scenarios of "
+            "conformance/handler/text_scenarios.py",
         ),
     )
 }

@@ -30,6 +30,7 @@ from conformance.handler.observe import (
     ObservationError,
     ObservedEvent,
     ObservedInvocation,
+    is_tool_segment_type,
 )
 from conformance.wire.final import FinalResultError, read_final_result
 from reference_impl.types import ChunkResponse
@@ -450,7 +451,7 @@ def _canonical(
 
 def _is_tool_segment(start: ObservedEvent) -> bool:
     """A tool segment is one whose START names a tool, whatever segment type the handler gives it."""
-    return "tool_name" in start.metadata or start.segment_type == "tool_call"
+    return "tool_name" in start.metadata or is_tool_segment_type(start.segment_type)
 
 
 def calls_from_events(events: Sequence[ObservedEvent], invocations: Sequence[ObservedInvocation]) -> list[ObservedCall]:

@@ -5,11 +5,18 @@ typing (README, "The shapes the suite reads"):
 
 * an event has ``event_type`` (an enum whose ``.value`` or ``.name`` is ``SEGMENT_START`` /
   ``SEGMENT_CONTENT`` / ``SEGMENT_END`` or ``START`` / ``CONTENT`` / ``END``, or that string),
-  ``segment_id``, ``segment_type`` (``text`` / ``tool_call`` / ``reasoning`` or your own; required
-  on START, inherited by the segment's later events when they leave it out) and ``payload`` (a
+  ``segment_id``, ``segment_type`` (required on START, inherited by the segment's later events
+  when they leave it out; see "Segment types" below) and ``payload`` (a
   mapping, or an object with ``to_dict()`` holding ``payload``): START and END carry their data in
   ``payload["metadata"]``, CONTENT its text in ``payload["delta"]``;
 * an invocation has ``id``, ``name`` and ``arguments``.
+
+Segment types: a segment is a tool call when its START metadata has a ``tool_name`` key (even
+``None``, for a call whose name has not arrived) or its type names a tool (contains ``tool`` or
+``function``: ``tool_call``, ``tool_use``, ``function_call``); it is reasoning when its type
+contains ``reason``, ``think`` or ``thought`` (``reasoning``, ``reasoning_summary``,
+``thinking``, ``redacted_thinking``, ``thought``); any other segment is text. Other names
+map through a ``HandlerAdapter``.
 
 Anything else plugs in through a ``HandlerAdapter``. Something the suite cannot read this way is a
 finding (``events_readable``), reported with the object shown, never a crash of the suite.
@@ -33,6 +40,8 @@ __all__ = [
     "ObservationError",
     "ObservedEvent",
     "ObservedInvocation",
+    "is_reasoning_segment_type",
+    "is_tool_segment_type",
     "observe_event",
     "observe_invocation",
     "short_segment_id",
@@ -79,6 +88,22 @@ def short_segment_id(segment_id: str) -> str:
     used as the segment id (``call_dup``) is shown whole, never cut to a misleading ``ll_dup``.
     """
     return segment_id if len(segment_id) <= 12 else "…" + segment_id[-8:]
+
+
+_TOOL_TYPE_WORDS = ("tool", "function")
+_REASONING_TYPE_WORDS = ("reason", "think", "thought")
+
+
+def is_tool_segment_type(segment_type: str) -> bool:
+    """Whether a segment type names a tool call (``tool_call``, ``tool_use``, ``function_call``...)."""
+    lowered = segment_type.lower()
+    return any(word in lowered for word in _TOOL_TYPE_WORDS)
+
+
+def is_reasoning_segment_type(segment_type: str) -> bool:
+    """Whether a segment type names reasoning (``reasoning``, ``thinking``, ``thought``, ``reasoning_summary``...)."""
+    lowered = segment_type.lower()
+    return not is_tool_segment_type(segment_type) and any(word in lowered for word in _REASONING_TYPE_WORDS)
 
 
 @dataclass(frozen=True)

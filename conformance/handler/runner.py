@@ -51,6 +51,7 @@ from conformance.verdict import (
     Profile,
     Report,
     describe_factory,
+    example_database,
     resolve_profile,
     search_settings,
     signature,
@@ -61,10 +62,12 @@ __all__ = [
     "Counterexample",
     "Plan",
     "default_scenarios",
+    "idle_capabilities",
     "merge_shards",
     "plan",
     "run_conformance",
     "shard_units",
+    "violations",
 ]
 
 Case = tuple[Scenario, list[ChunkResponse]]
@@ -129,6 +132,21 @@ def plan(
     return Plan(tuple(active), skipped, applicable, generated, generation)
 
 
+def idle_capabilities(capabilities: Capabilities) -> list[str]:
+    """The declared capabilities (fields not at their default) that change neither the checks nor
+    the scenarios for a target with ``capabilities``: declaring them says nothing about this run."""
+    base = plan(capabilities).summary()
+    idle = []
+    for option in CAPABILITY_OPTIONS:
+        default = getattr(Capabilities(), option.field)
+        if getattr(capabilities, option.field) == default:
+            continue
+        ignored = not capabilities.events and option.field in ("callbacks", "lifecycle")
+        if ignored or plan(replace(capabilities, **{option.field: default})).summary() == base:
+            idle.append(option.field)
+    return idle
+
+
 @dataclass
 class _Run:
     """One judged run: which checks applied, which failed on their own, which only as a consequence."""
@@ -137,6 +155,65 @@ class _Run:
     applied: set[str] = field(default_factory=set)
     failed: dict[str, list[str]] = field(default_factory=dict)  # primary failures only
     consequences: dict[str, str] = field(default_factory=dict)  # consequence check -> primary check
+    not_judged: set[str] = field(default_factory=set)  # checks the run could not be judged by (it crashed)
+
+
+def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run:
+    """Judge one run by every active check. When the run could not be judged (a crash, a hang,
+    unreadable output) only the robustness checks speak; a failure another failure on the same
+    run explains (``Check.consequence_of``) is counted as its consequence."""
+    transcript = context.transcript
+    run = _Run(transcript)
+    failing: dict[str, list[str]] = {}
+    gated = not transcript.completed and not transcript.raised_at_stream_error
+    for check in active:
+        if gated and check.id not in ROBUSTNESS:
+            run.not_judged.add(check.id)
+            continue
+        try:
+            problems = check.run(context)
+        except NotApplicable:
+            continue
+        run.applied.add(check.id)
+        if problems:
+            failing[check.id] = problems
+    by_id = {check.id: check for check in active}
+    robust_failure = next((c for c in failing if c in ROBUSTNESS), None)
+    for check_id, problems in failing.items():
+        cause = robust_failure if check_id not in ROBUSTNESS and robust_failure else None
+        cause = cause or next((c for c in sorted(by_id[check_id].consequence_of) if c in failing), None)
+        if cause is not None:
+            run.consequences[check_id] = cause
+        else:
+            run.failed[check_id] = problems
+    return run
+
+
+def violations(
+    factory: Callable[..., Any],
+    scenario: Scenario,
+    *,
+    capabilities: Capabilities | None = None,
+    adapter: HandlerAdapter | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
+) -> list[str]:
+    """Run ``factory`` once over ``scenario`` exactly as given and judge it by every applicable check.
+
+    For your own hypothesis properties (which HypoFuzz can fuzz)::
+
+        @given(strategies.wire_scenarios())
+        def test_my_handler(scenario):
+            assert not violations(make_handler, scenario)
+
+    Returns ``"<check id>: <violation>"`` lines, empty when the run conforms. A failure that
+    another failure explains is left out; a run that crashed or hung is judged by the robustness
+    checks only. Raises ``TargetError`` when the factory cannot be used at all.
+    """
+    capabilities = capabilities or Capabilities()
+    target = make_target(factory, capabilities, adapter=adapter, deadline=deadline)
+    transcript = target.run(scenario.chunks, probe=False)
+    run = _judge(plan(capabilities).active, CheckContext(scenario, transcript, capabilities))
+    return [f"{check_id}: {problems[0]}" for check_id, problems in run.failed.items()]
 
 
 class _Stop(BaseException):
@@ -151,6 +228,7 @@ class _Found:
     message: str
     cases: st.SearchStrategy[Case] | None
     max_examples: int
+    label: str = ""  # which search (a scenario's name, or "generated"): its example-database key
 
 
 class _Session:
@@ -181,30 +259,7 @@ class _Session:
     def judge(self, scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool) -> _Run:
         transcript = self.target.run(chunks, probe=probe)
         self.report.examples += 1
-        run = _Run(transcript)
-        context = CheckContext(scenario, transcript, self.target.capabilities)
-        failing: dict[str, list[str]] = {}
-        gated = not transcript.completed and not transcript.raised_at_stream_error
-        for check in self.plan.active:
-            if gated and check.id not in ROBUSTNESS:
-                continue
-            try:
-                problems = check.run(context)
-            except NotApplicable:
-                continue
-            run.applied.add(check.id)
-            if problems:
-                failing[check.id] = problems
-        robust_failure = next((c for c in failing if c in ROBUSTNESS), None)
-        for check_id, problems in failing.items():
-            check = self.results[check_id].check
-            cause = robust_failure if check_id not in ROBUSTNESS and robust_failure else None
-            cause = cause or next((c for c in sorted(check.consequence_of) if c in failing), None)
-            if cause is not None:
-                run.consequences[check_id] = cause
-            else:
-                run.failed[check_id] = problems
-        return run
+        return _judge(self.plan.active, CheckContext(scenario, transcript, self.target.capabilities))
 
     def record(self, run: _Run, scenario: Scenario, chunks: Sequence[ChunkResponse], found: _Found | None) -> None:
         """Count a judged run; keep its failures that are new kinds (``found`` says how to find them again)."""
@@ -212,6 +267,8 @@ class _Session:
             result = self.results[check_id]
             result.examples_run += 1
             self.scenarios_seen[check_id].add(scenario.name)
+        for check_id in run.not_judged:
+            self.results[check_id].not_judged += 1
         for check_id, cause in run.consequences.items():
             if cause in self.results:
                 consequences = self.results[cause].consequences
@@ -230,11 +287,11 @@ class _Session:
 
     # -- the searches --------------------------------------------------------------------------
 
-    def count(self, cases: st.SearchStrategy[Case], max_examples: int) -> None:
+    def count(self, cases: st.SearchStrategy[Case], max_examples: int, label: str) -> None:
         """Run ``max_examples`` generated cases, judging and counting each (no shrinking)."""
         if max_examples <= 0:
             return
-        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples) if self.plan.active else None
+        found = _Found(CheckResult(self.plan.active[0]), "", cases, max_examples, label) if self.plan.active else None
 
         @search_settings(max_examples, self.seed, shrink=False)
         @given(cases)
@@ -242,6 +299,7 @@ class _Session:
             scenario, chunks = case
             self.record(self.judge(scenario, chunks, probe=False), scenario, chunks, found)
 
+        _share_database_key(every_case, label)
         every_case()
 
     @staticmethod
@@ -256,7 +314,8 @@ class _Session:
 
     def shrink(self, found: _Found) -> None:
         """Search again for one kept failure and let hypothesis shrink it; keep the smaller input."""
-        if found.cases is None or self._small(found):
+        # With an example database, every failure is searched again so that it is saved there.
+        if found.cases is None or (self._small(found) and example_database() is None):
             return
         wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
@@ -271,6 +330,7 @@ class _Session:
                 smallest[:] = [(scenario, chunks, run)]
                 raise AssertionError(problems[0])
 
+        _share_database_key(fails_the_same_way, found.label)
         try:
             fails_the_same_way()
         except AssertionError:
@@ -292,6 +352,16 @@ class _Session:
                 kept.input = Counterexample(scenario, tuple(chunks))
                 if position == 0:
                     found.result.message = problems[0]
+
+
+def _share_database_key(search: Callable[..., None], label: str) -> None:
+    """Give the counting and the shrinking search of one scenario the same example-database key.
+
+    Inputs the shrinking search saves (its failures) are then replayed by the counting search of
+    the next run, where they are judged and counted like any other. Hypothesis would otherwise key
+    each inner function by its own source, and the count would never see them.
+    """
+    search._hypothesis_internal_database_key = f"toolcall-conformance:{label}".encode()  # type: ignore[attr-defined]
 
 
 def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]) -> str:
@@ -348,6 +418,12 @@ def _hints(results: Sequence[CheckResult], capabilities: Capabilities) -> Iterat
             yield (
                 f"{result.check.id} failed on every scenario it ran on: if the target does not promise this, "
                 f"declare {' or '.join(flags)}"
+            )
+        if result.check.id in ("no_crash", "events_readable"):
+            yield (
+                f"{result.check.id} failed on every scenario it ran on: if the target takes chunks or gives events "
+                "in shapes of its own, translate them with a HandlerAdapter (--adapter, --toolcall-adapter; "
+                "README, 'The shapes the suite reads')"
             )
 
 
@@ -439,12 +515,14 @@ def _search_everything(
         if unit is None:
             if session.on_progress:
                 session.on_progress("generated streams")
-            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3)
+            session.count(_generated_cases(capabilities), chosen.examples_per_scenario * 3, "generated")
             continue
         if session.on_progress:
             session.on_progress(unit.name)
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
-        session.count(_split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario)
+        session.count(
+            _split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario, unit.name
+        )
     for found in list(session.found):
         if session.on_progress:
             session.on_progress(f"shrinking {found.result.check.id}")
@@ -478,6 +556,7 @@ def _merge_results(parts: Sequence[CheckResult], stopped: str) -> CheckResult:
         result.failing_scenarios |= part.failing_scenarios
         for check_id, count in part.consequences.items():
             result.consequences[check_id] = result.consequences.get(check_id, 0) + count
+        result.not_judged += part.not_judged
         for counterexample in part.counterexamples:
             if not result.shows(counterexample.message):
                 result.counterexamples.append(counterexample)
@@ -509,4 +588,11 @@ def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, cap
         results.append(result)
     report.results = results
     report.notes += list(_hints(results, capabilities))
+    report.notes += [
+        f"{field}={getattr(capabilities, field)!r} changes nothing for this target (no check or scenario depends "
+        "on it here)"
+        for field in idle_capabilities(capabilities)
+        # A final-result accumulator has no callbacks or lifecycle: implied, not declared.
+        if capabilities.events or field not in ("callbacks", "lifecycle")
+    ]
     report.target_spec = {"capabilities": capabilities.declared()}

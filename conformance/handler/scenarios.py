@@ -23,8 +23,8 @@ class ExpectedCall:
     """One tool call the stream contains, in wire order. ``arguments`` is None when the call must not run.
 
     Calls that share one wire index with different provider ids carry the same ``conflict_group``:
-    a handler may read them as separate calls (each as described here) or flag the index as a
-    protocol error (none of them runs, at least one ends with an error); merging them is wrong.
+    each may run as itself (as described here) or not run and be answered by an error (its own
+    error END, or one error for the whole index); merging them or losing one silently is wrong.
     """
 
     name: str | None

@@ -3,7 +3,8 @@
 ``text_scenarios(fmt)`` gives scenarios whose expected outcome is the logical content (prose
 outside the blocks, the calls' names and arguments), written in the format of
 ``conformance.turns.text_formats``; the suite re-fragments their text at arbitrary points like any
-other scenario.
+other scenario. Together they spell out rule R16 (``contract.py``): what a text-format parser
+must do that R1-R15, written for provider-native calls, leave open.
 """
 
 from __future__ import annotations

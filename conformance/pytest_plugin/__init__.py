@@ -41,7 +41,12 @@ from conformance.pytest_plugin.bases import (
     HandlerConformanceTests,
     profile_and_seed,
 )
-from conformance.verdict import PROFILES, register_hypothesis_profiles
+from conformance.verdict import (
+    PROFILES,
+    example_database,
+    register_hypothesis_profiles,
+    use_example_database,
+)
 from conformance.wire import WIRE_APIS as WIRE_APIS_ALL
 
 __all__ = [
@@ -59,6 +64,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--toolcall-handler", metavar="MODULE:FACTORY", help="run the conformance suite on this handler")
     group.addoption("--toolcall-profile", choices=sorted(PROFILES), help="search effort (default: ci)")
     group.addoption("--toolcall-seed", type=int, help="hypothesis seed for the conformance runs (default: 0)")
+    group.addoption(
+        "--toolcall-adapter",
+        metavar="MODULE:OBJECT",
+        help="a HandlerAdapter for a --toolcall-handler that is not seed-shaped (chunks in, events out)",
+    )
+    group.addoption(
+        "--toolcall-database",
+        metavar="DIR",
+        help="opt in to a hypothesis example database: replay what earlier runs (or HypoFuzz) saved there first "
+        "(default: none, so a run is reproducible from its seed alone)",
+    )
     group.addoption(
         "--toolcall-converter",
         metavar="MODULE:FACTORY",
@@ -99,6 +115,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
+    parser.addini("toolcall_database", "hypothesis example database directory (opt-in)", default="")
+    parser.addini("toolcall_adapter", "HandlerAdapter (MODULE:OBJECT) for toolcall_handler", default="")
     parser.addini("toolcall_converter", "converter factory (MODULE:FACTORY) to run the converter checks on", default="")
     parser.addini("toolcall_formatter", "round-trip formatter (MODULE:ATTR) for the round-trip checks", default="")
     parser.addini("toolcall_cassette_dirs", "recording directories for the converter checks", type="paths", default=[])
@@ -150,18 +168,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 # under this name instead, and an argument spelled with it is mapped back to the real file, so a
 # node id from a report can be pasted into the next pytest command.
 GENERATED_MODULE = "toolcall_conformance_generated.py"
+_PREVIOUS_DATABASE = pytest.StashKey[Path | None]()
 _GENERATED_PATH = Path(__file__).with_name("_generated_tests.py")
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     """The profile and seed every toolcall-conformance run in this session uses, so a log reproduces it."""
     profile, seed = profile_and_seed(config)
-    return f"toolcall-conformance: profile {profile}, seed {seed} (--toolcall-profile, --toolcall-seed)"
+    header = f"toolcall-conformance: profile {profile}, seed {seed} (--toolcall-profile, --toolcall-seed)"
+    database = example_database()
+    return header + (f"; example database {database}" if database is not None else "")
+
+
+def _database_option(config: pytest.Config) -> str | None:
+    value = config.getoption("--toolcall-database") or str(config.getini("toolcall_database") or "")
+    if not value:
+        return None
+    path = Path(value)
+    if not path.is_absolute():  # an ini path is relative to the ini file, an option to the invocation dir
+        base = config.inipath.parent if not config.getoption("--toolcall-database") and config.inipath else Path.cwd()
+        path = base / path
+    return str(path)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", f"{MARKER}: a toolcall-conformance contract check")
     register_hypothesis_profiles()
+    config.stash[_PREVIOUS_DATABASE] = example_database()
+    use_example_database(_database_option(config))
     config.args[:] = [
         str(_GENERATED_PATH) + arg[len(GENERATED_MODULE) :] if arg.startswith(GENERATED_MODULE) else arg
         for arg in config.args
@@ -172,6 +206,11 @@ def pytest_configure(config: pytest.Config) -> None:
     if wanted and not any(arg.startswith(str(_GENERATED_PATH)) for arg in config.args):
         # Collect the generated test module alongside whatever the user asked for.
         config.args.append(str(_GENERATED_PATH))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # Sessions inside a session (pytester) must not leave their database to the outer one.
+    use_example_database(config.stash.get(_PREVIOUS_DATABASE, None))
 
 
 def pytest_pycollect_makemodule(module_path: Path, parent: pytest.Collector) -> pytest.Module | None:

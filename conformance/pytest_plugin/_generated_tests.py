@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.cli import UsageError, load_factory, load_formatter
+from conformance.cli import UsageError, load_adapter, load_factory, load_formatter
 from conformance.pytest_plugin import (
     AccumulatorConformanceTests,
     ConverterConformanceTests,
@@ -32,6 +32,7 @@ class TestToolcallConformance(HandlerConformanceTests):
         spec = _spec(request.config, "toolcall_handler")
         try:
             cls._factory = staticmethod(load_factory(spec))
+            cls.adapter = load_adapter(_spec(request.config, "toolcall_adapter") or None)
         except UsageError as error:
             pytest.exit(f"toolcall-conformance: {error}", returncode=4)
 

@@ -26,7 +26,8 @@ __all__ = ["shared_report"]
 
 # A shard another worker claimed must be written within this time, or the run fails loudly.
 _WAIT_SECONDS = 3600.0
-_CACHE: dict[tuple[str, str], Report] = {}
+# Per pytest session (a second session in the same process, as under pytester, starts afresh).
+_CACHE = pytest.StashKey[dict[tuple[str, str], Report]]()
 
 
 def _worker(config: pytest.Config) -> tuple[str, int, int] | None:
@@ -48,14 +49,15 @@ def shared_report(
     """
     worker = _worker(config)
     run_id = worker[0] if worker else "local"
-    cached = _CACHE.get((run_id, key))
+    cache = config.stash.setdefault(_CACHE, {})
+    cached = cache.get((run_id, key))
     if cached is not None:
         return cached
     if worker is None or worker[2] < 2:
         report = compute(None)
     else:
         report = _sharded(Path(tempfile.gettempdir()) / f"toolcall-conformance-{run_id}", key, worker, compute, merge)
-    _CACHE[(run_id, key)] = report
+    cache[(run_id, key)] = report
     return report
 
 

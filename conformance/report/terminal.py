@@ -18,6 +18,14 @@ def _count(result: CheckResult) -> str:
     return f"failed in {runs} ({scenarios}){kinds}"
 
 
+def _unjudged(result: CheckResult) -> str:
+    """A pass over fewer runs than were made: the others crashed, hung or could not be read."""
+    return (
+        f"{result.not_judged} runs not judged: the target crashed, hung or was unreadable there "
+        "(no_crash, finishes_within_deadline, events_readable)"
+    )
+
+
 def _failure(result: CheckResult, where: str) -> list[str]:
     lines = [
         "",
@@ -33,6 +41,8 @@ def _failure(result: CheckResult, where: str) -> list[str]:
         lines += [f"{heading}:", *("  " + line for line in counterexample.text.splitlines())]
     if not result.counterexamples and result.message:
         lines.append(f"violation: {result.message}")
+    if result.not_judged:
+        lines.append(_unjudged(result))
     lines.append(f"how to fix: {result.check.how_to_fix}")
     return lines
 
@@ -52,6 +62,8 @@ def render_terminal(report: Report, *, verbose: bool = False) -> str:
             lines.append(f"{target}:")
         for result in (r for r in report.results if r.target == target):
             detail = result.skipped_reason if result.status == "skipped" else result.check.title
+            if result.status == "passed" and result.not_judged:
+                detail += f" [{_unjudged(result)}]"
             lines.append(f"  {_MARKS[result.status]}  {result.check.id.ljust(width)}  {detail}")
         if len(targets) > 1:
             lines.append("")

@@ -77,6 +77,9 @@ class ToolsContext:
     schema_error: str | None = None
     schema_request: CapturedRequest | None = None
     choices: dict[str, tuple[Any, str | None, CapturedRequest | None]] = field(default_factory=dict)
+    # The choices whose format_tools raised a ValueError or NotImplementedError (a subclass counts):
+    # the clear refusal the check asks for where a target cannot express a choice.
+    refused_clearly: set[str] = field(default_factory=set)
 
 
 _NOT_VERBATIM: Any = object()
@@ -193,11 +196,17 @@ def _check_tool_schemas(ctx: ToolsContext) -> list[str]:
 
 @TOOL_CHECK_REGISTRY.check(
     "tool_choice_mapped",
-    title="tool_choice auto/none/required/named/parallel=False map to each provider's documented value, or raise",
+    title=(
+        "tool_choice auto/none/required/named/parallel=False map to each provider's documented value "
+        "(auto may be left to the default), or raise"
+    ),
     rationale=(
         "Anthropic spells 'required' as any; Gemini uses toolConfig modes; Ollama has none: sending a guess fails."
     ),
-    how_to_fix="Use the per-provider table; raise UnsupportedToolChoiceError where the provider cannot express it.",
+    how_to_fix=(
+        "Use the per-provider table; raise a ValueError or NotImplementedError (a subclass is fine) where the "
+        "provider cannot express the choice."
+    ),
     requires=frozenset({"format_tools"}),
 )
 def _check_tool_choice(ctx: ToolsContext) -> list[str]:
@@ -213,8 +222,10 @@ def _check_tool_choice(ctx: ToolsContext) -> list[str]:
                     f"{ctx.target} cannot express tool_choice {label!r}, yet the formatter sent {sent!r} instead of "
                     "raising a clear error (e.g. UnsupportedToolChoiceError)"
                 )
-            elif not error.startswith(("Unsupported", "NotImplemented")) and "ValueError" not in error:
-                problems.append(f"tool_choice {label!r}: expected a ValueError/NotImplementedError, got {error}")
+            elif label not in ctx.refused_clearly:
+                problems.append(
+                    f"tool_choice {label!r}: expected a ValueError or NotImplementedError (or a subclass), got {error}"
+                )
             continue
         if error is not None:
             problems.append(f"tool_choice {label!r}: format_tools raised {error}")
@@ -231,6 +242,8 @@ def _check_tool_choice(ctx: ToolsContext) -> list[str]:
                 )
             continue
         got = _dig(request.json, field_name)
+        if label == "auto" and got is ABSENT and _dig(request.json, "tools") is not ABSENT:
+            continue  # every target documents "auto" as the default when tools are sent
         if expected is None:
             if got is not ABSENT:
                 problems.append(f"tool_choice {label!r}: {ctx.target} has no {field_name}; it was sent as {got!r}")

@@ -81,6 +81,8 @@ def evaluate_tools(formatter: FormatterAdapter, target: str) -> ToolsContext:
             params = formatter.format_tools(target, SCENARIO_TOOLS, choice)
         except Exception as error:
             ctx.choices[label] = (None, f"{type(error).__name__}: {error}", None)
+            if isinstance(error, (ValueError, NotImplementedError)):
+                ctx.refused_clearly.add(label)
             continue
         ctx.choices[label] = (params, None, capture_request(target, prefix, params))
     return ctx

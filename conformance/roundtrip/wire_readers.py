@@ -54,6 +54,24 @@ class WireView:
     adjacency: list[str] = field(default_factory=list)
 
 
+_TEXT_PART_TYPES = ("text", "input_text", "output_text")
+
+
+def text_of_parts(content: Any) -> Any:
+    """A tool result's content as the one string it means, when it is a list of text parts only.
+
+    OpenAI Chat (``{"type": "text"}`` parts), Responses (``input_text``) and Anthropic (text
+    blocks) accept a result either as a string or as such a list; both carry the same output.
+    Anything else (an image part, a string, a mapping) is returned as it is.
+    """
+    if not isinstance(content, list) or not content:
+        return content
+    if not all(isinstance(part, dict) and part.get("type") in _TEXT_PART_TYPES for part in content):
+        return content
+    texts = [part.get("text") for part in content]
+    return "".join(texts) if all(isinstance(text, str) for text in texts) else content
+
+
 def role_of(entry: Any) -> Any:
     return entry.get("role") if isinstance(entry, dict) else None
 
@@ -101,7 +119,11 @@ def _read_chat(view: WireView) -> None:
         entry = view.entries[position]
         view.results.append(
             WireResult(
-                entry.get("tool_call_id"), entry.get("tool_name", entry.get("name")), entry.get("content"), None, entry
+                entry.get("tool_call_id"),
+                entry.get("tool_name", entry.get("name")),
+                text_of_parts(entry.get("content")),
+                None,
+                entry,
             )
         )
         position += 1
@@ -122,7 +144,7 @@ def _read_responses(view: WireView) -> None:
         kind = entry.get("type") or ("message" if "role" in entry else None)
         if kind == "function_call_output":
             seen_output = True
-            view.results.append(WireResult(entry.get("call_id"), None, entry.get("output"), None, entry))
+            view.results.append(WireResult(entry.get("call_id"), None, text_of_parts(entry.get("output")), None, entry))
             continue
         if seen_output:
             view.adjacency.append(f"a {kind!r} item comes after a function_call_output: outputs must come last")
@@ -191,7 +213,9 @@ def _read_anthropic(view: WireView) -> None:
             view.adjacency.append("the user message has other content before or between its tool_result blocks")
         for part in tool_results:
             view.results.append(
-                WireResult(part.get("tool_use_id"), None, part.get("content"), part.get("is_error", False), part)
+                WireResult(
+                    part.get("tool_use_id"), None, text_of_parts(part.get("content")), part.get("is_error", False), part
+                )
             )
 
 

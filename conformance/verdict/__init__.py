@@ -17,9 +17,11 @@ from conformance.verdict.check import (
 from conformance.verdict.profiles import (
     PROFILES,
     Profile,
+    example_database,
     register_hypothesis_profiles,
     resolve_profile,
     search_settings,
+    use_example_database,
 )
 from conformance.verdict.report import Report, describe_factory, merge_reports
 
@@ -35,9 +37,11 @@ __all__ = [
     "Report",
     "Status",
     "describe_factory",
+    "example_database",
     "merge_reports",
     "register_hypothesis_profiles",
     "resolve_profile",
     "search_settings",
     "signature",
+    "use_example_database",
 ]

@@ -157,7 +157,8 @@ class CheckResult:
     passed); ``failing_examples`` those it failed on, in ``failing_scenarios`` distinct scenarios;
     ``counterexamples`` holds the smallest input of each distinct failure (capped);
     ``consequences`` counts, per other check, the inputs where that check failed only because this
-    one did (reported here, not as a failure of its own).
+    one did (reported here, not as a failure of its own); ``not_judged`` the inputs it could not
+    judge because the target crashed, hung or was unreadable there.
     """
 
     check: Check[Any]
@@ -169,6 +170,9 @@ class CheckResult:
     failing_scenarios: set[str] = field(default_factory=set)
     counterexamples: list[Counterexample] = field(default_factory=list)
     consequences: dict[str, int] = field(default_factory=dict)
+    # Runs this check did not judge because the target crashed, hung or gave unreadable output
+    # there (a robustness check's finding): a pass says nothing about those runs.
+    not_judged: int = 0
     skipped_reason: str = ""
     target: str = ""  # which handler, converter or formatter this verdict is about, when a report covers several
     # Inputs the check could not apply to, each "<input>: <why>" (converter checks whose recording
@@ -234,6 +238,7 @@ class CheckResult:
             "failing_scenarios": len(self.failing_scenarios),
             "counterexamples": [{"message": c.message, "text": c.text} for c in self.counterexamples],
             "consequences": dict(self.consequences),
+            "not_judged": self.not_judged,
             "rule": self.check.rule,
             "taxonomy": list(self.check.taxonomy),
         }

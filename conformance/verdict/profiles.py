@@ -4,11 +4,49 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 
-__all__ = ["PROFILES", "Profile", "register_hypothesis_profiles", "resolve_profile", "search_settings"]
+__all__ = [
+    "PROFILES",
+    "Profile",
+    "example_database",
+    "register_hypothesis_profiles",
+    "resolve_profile",
+    "search_settings",
+    "use_example_database",
+]
+
+
+@dataclass
+class _DatabaseChoice:
+    """The opted-in example database (None: none, so a run is reproducible from its seed alone)."""
+
+    path: Path | None = None
+    database: ExampleDatabase | None = None
+
+
+_DATABASE = _DatabaseChoice()
+
+
+def use_example_database(path: str | Path | None) -> None:
+    """Opt in to hypothesis's example database at ``path`` (``None`` turns it off again).
+
+    Every search then first replays what earlier runs saved there (their failing and shrunk
+    inputs, and anything HypoFuzz or your own properties stored under the same keys), then
+    generates as usual, and saves what it finds. Counts then differ from a run without it: the
+    replayed inputs come on top of the seed's.
+    """
+    _DATABASE.path = Path(path) if path is not None else None
+    _DATABASE.database = DirectoryBasedExampleDatabase(str(_DATABASE.path)) if _DATABASE.path is not None else None
+
+
+def example_database() -> Path | None:
+    """The example database in use, or None (the default)."""
+    return _DATABASE.path
 
 
 @dataclass(frozen=True)
@@ -55,22 +93,28 @@ def search_settings(
     max_examples: int, seed: int, *, shrink: bool = True
 ) -> Callable[[Callable[..., None]], Callable[..., None]]:
     """The hypothesis settings every search in the suite uses: seeded, no deadline, no database
-    (a run must be reproducible from --seed alone), generate then (unless ``shrink`` is False)
-    shrink to a minimal example. Verbosity is fixed so a user's hypothesis profile cannot flood
-    the output of the suite's thousands of runs."""
+    unless one was opted into (``use_example_database``: a run must be reproducible from --seed
+    alone), generate then (unless ``shrink`` is False) shrink to a minimal example. Verbosity is
+    fixed so a user's hypothesis profile cannot flood the output of the suite's thousands of runs."""
+    phases = (Phase.generate, Phase.shrink) if shrink else (Phase.generate,)
+    database = _DATABASE.database
+    if database is not None:
+        phases = (Phase.reuse, *phases)
 
     def apply(test: Callable[..., None]) -> Callable[..., None]:
-        configured = settings(
+        # The seed first: hypothesis's @seed switches the database off, these settings switch it
+        # back on when one was opted into.
+        seeded = hypothesis_seed(seed)(test)
+        configured: Callable[..., None] = settings(
             max_examples=max_examples,
             deadline=None,
-            database=None,
+            database=database,
             suppress_health_check=list(HealthCheck),
-            phases=(Phase.generate, Phase.shrink) if shrink else (Phase.generate,),
+            phases=phases,
             report_multiple_bugs=False,
             verbosity=Verbosity.quiet,
             derandomize=False,
-        )(test)
-        seeded: Callable[..., None] = hypothesis_seed(seed)(configured)
-        return seeded
+        )(seeded)
+        return configured
 
     return apply

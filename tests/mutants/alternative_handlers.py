@@ -24,10 +24,13 @@ class SequentialIds(ApiToolCallStreamingResponseHandler):
 class TokenBoundaryArguments(ApiToolCallStreamingResponseHandler):
     """Holds argument text back to the last JSON token boundary it has seen, then releases it.
 
-    Arguments still stream (nothing waits for the end), only cut at token boundaries.
+    Arguments still stream (nothing waits for the end), only cut at token boundaries; a long
+    string literal (a file's content) is released once more than a few characters wait, never
+    inside an escape sequence, so the hold-back stays bounded (R14).
     """
 
     _BOUNDARIES = frozenset(',:{}[]"')
+    _MAX_WAITING = 8
 
     def _init_stream_state(self) -> None:
         super()._init_stream_state()
@@ -37,6 +40,8 @@ class TokenBoundaryArguments(ApiToolCallStreamingResponseHandler):
         if event.segment_type is SegmentType.TOOL_CALL and event.event_type.name == "CONTENT":
             pending = self._pending.get(event.segment_id, "") + event.delta
             cut = max((i for i, ch in enumerate(pending) if ch in self._BOUNDARIES), default=-1) + 1
+            if len(pending) - cut > self._MAX_WAITING:
+                cut = len(pending) - _open_escape_length(pending)
             if cut:
                 super()._emit(SegmentEvent.content(event.segment_id, SegmentType.TOOL_CALL, pending[:cut]))
             self._pending[event.segment_id] = pending[cut:]
@@ -46,6 +51,15 @@ class TokenBoundaryArguments(ApiToolCallStreamingResponseHandler):
             if rest:
                 super()._emit(SegmentEvent.content(event.segment_id, SegmentType.TOOL_CALL, rest))
         super()._emit(event)
+
+
+def _open_escape_length(text: str) -> int:
+    """How many trailing characters may still be an unfinished escape (a backslash, or a short \\u)."""
+    start = text.rfind("\\", max(0, len(text) - 6))
+    if start < 0:
+        return 0
+    rest = text[start + 1 :]
+    return len(text) - start if not rest or (rest[0] == "u" and len(rest) < 5) else 0
 
 
 class PlainDictEvents:

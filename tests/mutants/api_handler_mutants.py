@@ -60,6 +60,22 @@ class IgnoreIdChange(_Base):
         super()._apply_delta(delta)
 
 
+class DropConflictingId(_Base):
+    """DROP_CONFLICTING_ID: the call holding an index runs; a second id's fragments are dropped with no error (B01)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._dropped_indices: set[int] = set()
+
+    def _apply_delta(self, delta: Any) -> None:
+        state = self._tools.get(delta.index)
+        if state is not None and delta.call_id and state.call_id and delta.call_id != state.call_id:
+            self._dropped_indices.add(delta.index)
+        if delta.index in self._dropped_indices:
+            return
+        super()._apply_delta(delta)
+
+
 class IdOnlyAtStart(_Base):
     """ID_ONCE_AT_START: the id is read from the first delta only; a late id is lost (B04, G01)."""
 
@@ -477,6 +493,7 @@ def _mutant(name: str, taxonomy: tuple[str, ...], primary: str, factory: Callabl
 MUTANTS: tuple[Mutant, ...] = (
     _mutant("key_by_id", ("B06",), "segment_per_call", KeyById),
     _mutant("ignore_id_change", ("B01", "A02"), "segment_per_call", IgnoreIdChange),
+    _mutant("drop_conflicting_id", ("B01",), "segment_per_call", DropConflictingId),
     _mutant("id_only_at_start", ("B04", "G01"), "provider_ids_kept", IdOnlyAtStart),
     _mutant("segment_id_as_invocation_id", ("G01",), "provider_ids_kept", SegmentIdAsInvocationId),
     _mutant("provider_id_as_segment_id", ("B06",), "segment_lifecycle", ProviderIdAsSegmentId),

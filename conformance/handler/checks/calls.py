@@ -2,8 +2,8 @@
 
 Each expected call is matched to the target's call by provider id (END ``call_id``, segment id or
 invocation id), and id-less calls by name and arguments (``CheckContext.matches``). Calls that
-share one index with different ids (a ``conflict_group``) may come out as separate calls or as a
-flagged protocol error; only a silent merge fails.
+share one index with different ids (a ``conflict_group``) may each run as themselves or end with an
+error (one for the index is enough); a merge (wrong arguments) or a silent loss fails.
 """
 
 from __future__ import annotations
@@ -12,29 +12,63 @@ from collections import defaultdict
 
 from conformance.handler.checks.context import HANDLER_CHECKS, CallMatch, CheckContext, as_json
 from conformance.handler.contract import rule
+from conformance.handler.drive import ObservedCall
 from conformance.verdict import NotApplicable
 
 _CALL_CHECKS = {"tool_calls"}
 
 
 def _in_conflict(ctx: CheckContext, match: CallMatch) -> bool:
-    return match.expected.conflict_group in ctx.conflict_reading
+    return match.position in ctx.flagged_conflicts
 
 
 def _conflict_groups_ok(ctx: CheckContext) -> list[str]:
-    """A group read as a protocol error: nothing of it runs, and an error says so."""
+    """Calls sharing an index with different ids that did not run are answered by an error.
+
+    A call of the group that did not run must end with an error of its own, or, when it did not
+    come out at all, the group must show one (a single error for the whole index), and its segment
+    never carries another call's argument text (a merge that happened to fail to parse). A call
+    that ran is judged by the other checks, which see a merge as wrong arguments.
+    """
+    if ctx.surfaced_by_exception:
+        return []
     problems = []
-    for group in sorted(ctx.conflict_reading):
+    for position in sorted(ctx.flagged_conflicts):
+        match = ctx.matches[position]
+        group = match.expected.conflict_group
         members = [m for m in ctx.matches if m.expected.conflict_group == group]
-        ran = [m.actual for m in members if m.actual is not None and m.actual.executed]
-        ran += [a for a in ctx.unmatched if a.executed and a.ids & {m.expected.call_id for m in members}]
-        if ran:
-            ids = [m.expected.call_id for m in members]
+        ids = {m.expected.call_id for m in members if m.expected.call_id}
+        shown = [m.actual for m in members if m.actual is not None]
+        shown += [a for a in ctx.unmatched if a.ids & ids or not a.ids]
+        actual = match.actual
+        own = ctx.raw_arguments[position]
+        carried = _argument_texts(ctx, actual) if actual is not None else []
+        merged = next((text for text in carried if not own.startswith(text)), None)
+        if merged is not None:
             problems.append(
-                f"calls {ids} share one index with different ids; {ran[0].describe()} ran as if they were one "
-                "call (merged): read them as separate calls, or end the index with an error and run nothing"
+                f"{match.label} shares its index with {sorted(ids - {match.expected.call_id})}; its segment carries "
+                f"the arguments {merged!r}, not its own {own!r}: the calls were merged"
+            )
+        elif actual is not None and actual.ended and not actual.error:
+            problems.append(
+                f"{match.label} shares its index with {sorted(ids - {match.expected.call_id})} and did not run, "
+                f"but its END carries no error: {actual.describe()}"
+            )
+        elif actual is None and not any(a.error for a in shown):
+            problems.append(
+                f"{match.label} shares its index with {sorted(ids - {match.expected.call_id})}; it neither ran "
+                "nor did an error say why: run it as its own call, or end it (or the index) with an error"
             )
     return problems
+
+
+def _argument_texts(ctx: CheckContext, actual: ObservedCall) -> list[str]:
+    """The argument text a call's segment showed: its CONTENT, and its END's raw_arguments."""
+    texts = [actual.raw_arguments] if actual.raw_arguments else []
+    if actual.segment_id is not None:
+        streamed = "".join(e.delta for e in ctx.segments.get(actual.segment_id, []) if e.kind == "content")
+        texts += [streamed] if streamed else []
+    return texts
 
 
 @HANDLER_CHECKS.check(
@@ -69,8 +103,10 @@ def segment_per_call(ctx: CheckContext) -> list[str]:
     title="Tool names are whole: never empty, never a prefix or a concatenation",
     rationale="A partial or doubled name dispatches to no tool or the wrong one (A05-A08).",
     how_to_fix=(
-        "Ignore '' names, treat a restatement as a no-op, append true fragments; START once the name can no "
-        "longer grow (its arguments began or a later call appeared), so it carries the whole name."
+        "Ignore '' names, treat a restatement as a no-op, append true fragments. START as soon as the call "
+        "has a name and must start (its arguments began or a later call appeared): with the whole name when "
+        "it arrived first; when arguments came before the name, a prefix START is fine, and the END must "
+        "carry the whole name."
     ),
     requires=_CALL_CHECKS,
     taxonomy=("A05", "A06", "A07", "A08"),
@@ -201,8 +237,8 @@ def invocations_match_stream(ctx: CheckContext) -> list[str]:
     rationale=(
         "Follow-ups answer calls in call order, and Gemini wants its thought signature on the first call (G06, G07)."
     ),
-    how_to_fix="Start a call once its name can no longer grow (its arguments began, a later call appeared, or the "
-    "stream ended); end and invoke calls in that order.",
+    how_to_fix="Start each call when it must start (its arguments began, a later call appeared, or the stream "
+    "ended), in the order the calls first appeared; end and invoke them in that order.",
     requires=_CALL_CHECKS,
     taxonomy=("G06", "G07"),
     rule=rule("R10"),
@@ -263,6 +299,25 @@ def _segments_by_position(ctx: CheckContext) -> dict[int, str | None]:
 ARGUMENT_HOLD_BACK = 16
 
 
+def _name_final_at(ctx: CheckContext, wire_position: int) -> int | None:
+    """The chunk from which a call's name is known to be final, so its arguments must flow.
+
+    When the name arrived before the arguments, that is its first name fragment. When arguments
+    came first, a name fragment may be followed by more of the name (``read_`` then ``file``): a
+    handler may wait for evidence that the name is whole, an argument fragment without a name or
+    another call's delta after it (R6: START names the tool).
+    """
+    deltas = ctx.deltas_by_call[wire_position]
+    named_at = next((p for p, d in deltas if d.name), None)
+    args_at = next((p for p, d in deltas if d.arguments_delta), None)
+    if named_at is None or args_at is None or named_at <= args_at:
+        return named_at
+    others = {p for number, other in enumerate(ctx.deltas_by_call) if number != wire_position for p, _ in other}
+    evidence = [p for p, d in deltas if p > named_at and d.arguments_delta and not d.name]
+    evidence += [p for p in others if p > named_at]
+    return min(evidence, default=None)
+
+
 @HANDLER_CHECKS.check(
     "arguments_stream_incrementally",
     title=(
@@ -276,8 +331,8 @@ ARGUMENT_HOLD_BACK = 16
     consequence_of={"segment_per_call", "argument_integrity"},
 )
 def arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
-    # For each call, after each feed once its name was known (holding arguments back before that
-    # is the contract): the argument text received minus the CONTENT emitted for it so far.
+    # For each call, after each feed once its name is known to be final (holding arguments back
+    # before that is the contract): the argument text received minus the CONTENT emitted so far.
     segments = {
         m.position: m.actual.segment_id for m in ctx.matches if m.actual is not None and not _in_conflict(ctx, m)
     }
@@ -288,11 +343,9 @@ def arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
         if segment is None or last < 0:
             continue
         received: dict[int, int] = {}
-        named_at: int | None = None
         for position, delta in deltas:
             received[position] = received.get(position, 0) + len(delta.arguments_delta or "")
-            if delta.name and named_at is None:
-                named_at = position
+        named_at = _name_final_at(ctx, wire_position)
         total = emitted = 0
         for position in range(min(last, len(ctx.transcript.returned))):
             total += received.get(position, 0)

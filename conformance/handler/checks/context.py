@@ -15,15 +15,12 @@ from typing import Any
 
 from conformance.handler.capabilities import Capabilities
 from conformance.handler.drive import ObservedCall, Transcript
-from conformance.handler.observe import ObservedEvent
+from conformance.handler.observe import ObservedEvent, is_reasoning_segment_type
 from conformance.handler.scenarios import ExpectedCall, Scenario
 from conformance.verdict import CheckRegistry
 from reference_impl.types import ToolCallDelta
 
-__all__ = ["HANDLER_CHECKS", "REASONING_TYPES", "CallMatch", "CheckContext", "as_json"]
-
-# Segment types read as reasoning; any other non-tool segment is text.
-REASONING_TYPES = frozenset({"reasoning", "thinking", "thought"})
+__all__ = ["HANDLER_CHECKS", "CallMatch", "CheckContext", "as_json"]
 
 
 def as_json(value: Any) -> str:
@@ -71,24 +68,24 @@ class CheckContext:
         return {call.segment_id for call in self.transcript.calls if call.segment_id is not None}
 
     def is_text(self, event: ObservedEvent) -> bool:
-        return event.segment_id not in self.tool_segment_ids and event.segment_type not in REASONING_TYPES
+        return event.segment_id not in self.tool_segment_ids and not is_reasoning_segment_type(event.segment_type)
 
     def is_reasoning(self, event: ObservedEvent) -> bool:
-        return event.segment_id not in self.tool_segment_ids and event.segment_type in REASONING_TYPES
+        return event.segment_id not in self.tool_segment_ids and is_reasoning_segment_type(event.segment_type)
 
     @cached_property
-    def conflict_reading(self) -> set[int]:
-        """The conflict groups the target read as a protocol error (not every member came out as a call)."""
-        groups: dict[int, list[ExpectedCall]] = defaultdict(list)
-        for call in self.scenario.expected.tool_calls:
-            if call.conflict_group is not None:
-                groups[call.conflict_group].append(call)
-        errored = set()
-        for group, members in groups.items():
-            found = [m for m in self.matches if m.expected in members and m.actual is not None]
-            if len(found) < len(members):
-                errored.add(group)
-        return errored
+    def flagged_conflicts(self) -> set[int]:
+        """Wire positions of the calls sharing an index with another id that did not run as themselves.
+
+        Each call of such a group (``conflict_group``) may run as itself, or not run and be answered
+        by an error (its own error END, or one error for the index): ``_conflict_groups_ok`` judges
+        those; a call of the group that ran is judged like any other call (a merge shows there).
+        """
+        return {
+            m.position
+            for m in self.matches
+            if m.expected.conflict_group is not None and (m.actual is None or not m.actual.executed)
+        }
 
     @cached_property
     def _matching(self) -> tuple[list[CallMatch], list[ObservedCall]]:

@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from conformance.handler.checks.context import HANDLER_CHECKS, CheckContext
 from conformance.handler.contract import rule
 from conformance.handler.observe import short_segment_id
 from conformance.verdict import NotApplicable
+
+
+def _first_difference(seen: Sequence[Any], logged: Sequence[Any], log_name: str) -> str:
+    """Where two event (or invocation) lists part, shown item by item: counts alone hide which one."""
+    position = next(
+        (i for i, (left, right) in enumerate(zip(seen, logged, strict=False)) if left != right),
+        min(len(seen), len(logged)),
+    )
+
+    def shown(items: Sequence[Any]) -> str:
+        if position >= len(items):
+            return "nothing"
+        item = items[position]
+        return str(item.describe()) if hasattr(item, "describe") else repr(item)
+
+    return f"item #{position + 1} is {shown(seen)}, in {log_name} {shown(logged)}"
 
 
 @HANDLER_CHECKS.check(
@@ -53,7 +72,7 @@ def returned_events_are_all_events(ctx: CheckContext) -> list[str]:
         return []
     return [
         f"events returned by feed()/finalize() ({len(returned)}) differ from get_all_events() "
-        f"({len(ctx.transcript.events)})"
+        f"({len(ctx.transcript.events)}): {_first_difference(returned, ctx.transcript.events, 'get_all_events()')}"
     ]
 
 
@@ -68,15 +87,17 @@ def returned_events_are_all_events(ctx: CheckContext) -> list[str]:
 )
 def callbacks_see_returned_events(ctx: CheckContext) -> list[str]:
     problems = []
-    if ctx.transcript.callback_events != ctx.transcript.events:
+    transcript = ctx.transcript
+    if transcript.callback_events != transcript.events:
         problems.append(
-            f"on_segment_event saw {len(ctx.transcript.callback_events)} events, "
-            f"get_all_events() has {len(ctx.transcript.events)}"
+            f"on_segment_event saw {len(transcript.callback_events)} events, get_all_events() has "
+            f"{len(transcript.events)}: {_first_difference(transcript.callback_events, transcript.events, 'the log')}"
         )
-    if ctx.transcript.callback_invocations != ctx.transcript.invocations:
+    if transcript.callback_invocations != transcript.invocations:
+        difference = _first_difference(transcript.callback_invocations, transcript.invocations, "the log")
         problems.append(
-            f"on_tool_invocation saw {len(ctx.transcript.callback_invocations)} invocations, "
-            f"get_all_invocations() has {len(ctx.transcript.invocations)}"
+            f"on_tool_invocation saw {len(transcript.callback_invocations)} invocations, get_all_invocations() has "
+            f"{len(transcript.invocations)}: {difference}"
         )
     return problems
 

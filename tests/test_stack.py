@@ -1,0 +1,106 @@
+"""The stack suite (``run_stack_conformance``): a whole provider stack, bytes in, final calls out.
+
+The stack here is written from scratch for these tests (its own SSE reading and accumulation, no
+SDK, nothing of ``reference_impl``), then broken one way at a time.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import uuid
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conformance.stack import StackCapabilities, run_stack_conformance
+from conformance.wire import bundled_cassette_dir
+
+RECORDINGS = ("single_call", "parallel_two_tools", "raw_unicode_split", "unicode_escapes_split", "text_only")
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A few plain OpenAI Chat recordings (no cut streams, no error events) for a small stack."""
+    folder = tmp_path_factory.mktemp("recordings")
+    source = bundled_cassette_dir() / "openai-chat"
+    for name in RECORDINGS:
+        for suffix in (".yaml", ".expected.json"):
+            shutil.copy(source / f"{name}{suffix}", folder / f"{name}{suffix}")
+    return folder
+
+
+def _chat_stack(body: bytes) -> dict[str, Any]:
+    """OpenAI Chat SSE in, the calls an application would run out."""
+    calls: dict[int, dict[str, str]] = {}
+    text = []
+    for line in body.decode("utf-8").splitlines():
+        if not line.startswith("data:") or line[5:].strip() == "[DONE]":
+            continue
+        for choice in json.loads(line[5:]).get("choices", []):
+            delta = choice.get("delta") or {}
+            text.append(delta.get("content") or "")
+            for fragment in delta.get("tool_calls") or []:
+                call = calls.setdefault(fragment["index"], {"id": "", "name": "", "arguments": ""})
+                function = fragment.get("function") or {}
+                call["id"] = call["id"] or fragment.get("id") or ""
+                call["name"] += function.get("name") or ""
+                call["arguments"] += function.get("arguments") or ""
+    return {
+        "text": "".join(text),
+        "tool_calls": [
+            {
+                "call_id": c["id"] or None,
+                "name": c["name"],
+                "raw_arguments": c["arguments"],
+                "arguments": json.loads(c["arguments"] or "{}"),
+            }
+            for _, c in sorted(calls.items())
+        ],
+    }
+
+
+def correct(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    return _chat_stack(b"".join(pieces))
+
+
+def minting_ids(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Replaces every provider id by a fresh random one, as some SDKs do for ids not on the wire."""
+    result = correct(api, pieces, options)
+    for call in result["tool_calls"]:
+        call["call_id"] = f"minted_{uuid.uuid4().hex}"
+    return result
+
+
+def decoding_each_piece(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Decodes every network read on its own: a UTF-8 character split across two reads is lost (H02)."""
+    text = "".join(piece.decode("utf-8", errors="ignore") for piece in pieces)
+    return _chat_stack(text.encode("utf-8"))
+
+
+CAPABILITIES = StackCapabilities(apis=("openai-chat",), reasoning=False)
+
+
+def _statuses(stack: Any, recordings: Path) -> dict[str, str]:
+    report = run_stack_conformance(stack, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0)
+    return {result.check.id: result.status for result in report.results}
+
+
+def test_a_correct_stack_passes(recordings: Path) -> None:
+    assert _statuses(correct, recordings) == {"stack_outcome_matches": "passed", "stack_byte_split_invariant": "passed"}
+
+
+def test_ids_minted_by_the_stack_are_wrong_ids_but_not_a_split_dependence(recordings: Path) -> None:
+    # The provider sent ids, so replacing them is a finding of the outcome; but a random id per run
+    # must not read as "this split changed the result".
+    assert _statuses(minting_ids, recordings) == {
+        "stack_outcome_matches": "failed",
+        "stack_byte_split_invariant": "passed",
+    }
+
+
+def test_a_stack_that_decodes_each_read_alone_fails_the_split_check(recordings: Path) -> None:
+    statuses = _statuses(decoding_each_piece, recordings)
+    assert statuses == {"stack_outcome_matches": "passed", "stack_byte_split_invariant": "failed"}
