@@ -62,6 +62,12 @@ def test_name_never_arriving_drops_the_call_silently():
     assert calls(build(tc(0, "call_nameless", None, '{"a": 1}'))) == []
 
 
+def test_calls_sharing_an_index_are_merged_later_id_and_name_win():
+    # segment_per_call: a second id on an occupied index (servers that put every call on index 0)
+    r = build(tc(0, "call_1", "add", '{"a": 1}'), tc(0, "call_2", "mul", '{"b": 2}'))
+    assert calls(r) == [("call_2", "mul", '{"a": 1}{"b": 2}')]
+
+
 def test_arguments_before_a_split_name_keep_only_the_last_name_fragment():
     # tool_names_whole: the name is overwritten by each fragment, so 'read_' + 'file' ends as 'file'
     r = build(tc(0, args='{"path": '), tc(0, name="read_"), tc(0, "call_late", "file", '"a.py"}'))

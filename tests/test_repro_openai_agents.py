@@ -81,6 +81,8 @@ def events(*deltas):
                 out.append((e.type.rsplit(".", 1)[-1], e.output_index, e.item.type))
             elif e.type in ("response.function_call_arguments.delta", "response.output_text.delta"):
                 out.append(("delta", e.output_index, e.delta))
+            elif e.type in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
+                out.append(("reasoning", e.output_index, e.delta))
         return out
 
     return asyncio.run(go())
@@ -101,6 +103,12 @@ def test_text_after_a_call_goes_into_the_message_opened_before_it():
     assert seen[4] == ("delta", 0, " Done.")
 
 
+def test_reasoning_after_a_call_goes_into_the_reasoning_item_opened_before_it():
+    # text_segments_follow_wire: one reasoning item for the whole turn, at output_index 0
+    seen = events({"reasoning_content": "first"}, tc(0, "call_w", "get_weather", "{}"), {"reasoning_content": "later"})
+    assert seen.index(("added", 1, "get_weather", "call_w")) < seen.index(("reasoning", 0, "later"))
+
+
 def test_arguments_before_a_split_name_keep_only_the_last_name_fragment():
     # tool_names_whole: 'read_' + 'file' ends as 'file', START and END alike
     seen = events(tc(0, args='{"path": '), tc(0, name="read_"), tc(0, "call_late", "file", '"a.py"}'))
@@ -108,6 +116,8 @@ def test_arguments_before_a_split_name_keep_only_the_last_name_fragment():
         ("added", 0, "file", "call_late"),
         ("done", 0, "file", "call_late"),
     ]
+    seen = events(tc(0, "call_0", "do"), tc(0, None, "-it", "{}"))
+    assert [e for e in seen if e[0] == "done"] == [("done", 0, "-it", "call_0")]
 
 
 def test_a_late_id_delays_the_call_and_drops_the_arguments_sent_before_it():
@@ -160,10 +170,18 @@ def test_the_runner_runs_valid_arguments_and_refuses_invalid_ones(arguments, run
     assert ran == runs
 
 
+def test_calls_sharing_an_index_are_merged_later_id_and_name_win():
+    # segment_per_call: a second id on an occupied index; the first call is lost
+    seen = events(tc(0, "call_1", "add", '{"a": 1}'), tc(0, "call_2", "mul", '{"b": 2}'))
+    assert [e for e in seen if e[0] == "done"] == [("done", 0, "mul", "call_2")]
+    assert "".join(e[2] for e in seen if e[0] == "delta") == '{"a": 1}{"b": 2}'
+
+
 def test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index():
-    # segment_lifecycle, segment_per_call: call 0 has no id, so it is held back to the end of the
-    # stream; after text and reasoning it is announced (call_id '') at output_index 1, the index
-    # call 1 already has, so consumers keyed by output_index see one item started twice
+    # Measured as segment_lifecycle with an earlier generator (not drawn at seed 0 since): call 0 has
+    # no id, so it is held back to the end of the stream; after text and reasoning it is announced
+    # (call_id '') at output_index 1, the index call 1 already has, so consumers keyed by
+    # output_index see one item started twice
     seen = events(
         {
             "tool_calls": [

@@ -128,8 +128,8 @@ def test_after_a_nameless_call_part_end_events_carry_the_wrong_part():
 
 
 def test_second_id_on_an_occupied_index_is_merged_into_the_first_call():
-    # invalid_arguments_flagged: the second call's id overwrites the first's, its arguments are appended,
-    # and the merged call runs under the first call's name
+    # segment_per_call, invalid_arguments_flagged: the second call's id overwrites the first's, its
+    # arguments are appended, and the merged call runs under the first call's name
     _, response = stream(tc(0, "call_0", "read_file", ""), tc(0, "call_1", None, '{"path": "a.py"}'))
     assert tool_parts(response) == [("read_file", '{"path": "a.py"}', "call_1")]
 
@@ -160,6 +160,14 @@ def test_restated_name_is_concatenated():
     # tool_names_whole
     _, response = stream(tc(0, "call_r", "get_weather", '{"city":'), tc(0, "call_r", "get_weather", ' "Rome"}'))
     assert tool_parts(response) == [("get_weatherget_weather", '{"city": "Rome"}', "call_r")]
+
+
+def test_a_name_split_across_deltas_starts_the_part_with_its_first_fragment():
+    # tool_names_whole: the part starts as soon as 'd' arrives, before any argument, and the rest of
+    # the name follows as a tool_name_delta; consumers that read the start event's name see 'd'
+    events, response = stream(tc(0, "call_0", "d"), tc(0, None, "o-it"))
+    assert shape(events)[0] == ("start", 0, "d", "call_0")
+    assert tool_parts(response) == [("do-it", None, "call_0")]
 
 
 def test_a_call_cut_by_the_token_limit_still_runs():

@@ -26,6 +26,9 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         _LANGCHAIN + "test_two_objects_in_one_buffer_keep_only_the_first",
         _LANGCHAIN + "test_name_never_arriving_gives_a_valid_call_named_empty_string",
     ),
+    ("langchain-core", "segment_per_call"): (
+        _LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call",
+    ),
     ("langchain-core", "invocations_match_stream"): (
         _LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call",
     ),
@@ -38,9 +41,13 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("pydantic-ai", "segment_per_call"): (
         _PYDANTIC_AI + "test_name_never_arriving_drops_the_call_silently",
+        _PYDANTIC_AI + "test_second_id_on_an_occupied_index_is_merged_into_the_first_call",
         _PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id",
     ),
-    ("pydantic-ai", "tool_names_whole"): (_PYDANTIC_AI + "test_restated_name_is_concatenated",),
+    ("pydantic-ai", "tool_names_whole"): (
+        _PYDANTIC_AI + "test_restated_name_is_concatenated",
+        _PYDANTIC_AI + "test_a_name_split_across_deltas_starts_the_part_with_its_first_fragment",
+    ),
     ("pydantic-ai", "provider_ids_kept"): (
         _PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id",
     ),
@@ -50,6 +57,7 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("litellm", "segment_per_call"): (
         _LITELLM + "test_call_without_any_id_is_dropped_silently",
+        _LITELLM + "test_calls_sharing_an_index_are_merged_later_id_and_name_win",
         _LITELLM + "test_name_never_arriving_drops_the_call_silently",
     ),
     ("litellm", "tool_names_whole"): (
@@ -57,13 +65,9 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ),
     ("openai-agents", "text_segments_follow_wire"): (
         _AGENTS + "test_text_after_a_call_goes_into_the_message_opened_before_it",
+        _AGENTS + "test_reasoning_after_a_call_goes_into_the_reasoning_item_opened_before_it",
     ),
-    ("openai-agents", "segment_lifecycle"): (
-        _AGENTS + "test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index",
-    ),
-    ("openai-agents", "segment_per_call"): (
-        _AGENTS + "test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index",
-    ),
+    ("openai-agents", "segment_per_call"): (_AGENTS + "test_calls_sharing_an_index_are_merged_later_id_and_name_win",),
     ("openai-agents", "tool_names_whole"): (
         _AGENTS + "test_arguments_before_a_split_name_keep_only_the_last_name_fragment",
     ),
