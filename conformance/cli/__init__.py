@@ -10,14 +10,14 @@ import sys
 from collections.abc import Sequence
 
 import reference_impl
-from conformance.cli import cassettes, demo, record, replay, rerun
+from conformance.cli import cassettes, demo, matrix, record, replay, rerun
 from conformance.cli import run as run_command
 from conformance.cli.common import EXIT_USAGE, UsageError, load_factory, load_formatter
 from conformance.cli.targets import load_adapter
 
 __all__ = ["UsageError", "load_adapter", "load_factory", "load_formatter", "main"]
 
-_COMMANDS = (run_command, replay, rerun, record, cassettes, demo)
+_COMMANDS = (run_command, replay, rerun, record, cassettes, demo, matrix)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -38,6 +38,10 @@ class StackContext:
 
 STACK_CHECK_REGISTRY = CheckRegistry[StackContext]()
 
+# The finish reasons that mean the output was cut by a token limit (the reference converters read
+# them as StreamError("truncated")): an abnormal end, which a stack may surface by raising (R13).
+_TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+
 
 @STACK_CHECK_REGISTRY.check(
     "stack_outcome_matches",
@@ -51,8 +55,8 @@ STACK_CHECK_REGISTRY = CheckRegistry[StackContext]()
 )
 def stack_outcome_matches(ctx: StackContext) -> list[str]:
     if ctx.crash is not None:
-        if ctx.expected.error is not None:
-            return []  # raising on an abnormal end surfaces it, and nothing ran (rule R13)
+        if ctx.expected.error is not None or ctx.expected.finish_reason in _TRUNCATED:
+            return []  # raising on an abnormal end (error, cut or truncation) surfaces it, and nothing ran (R13)
         return [f"the stack raised {type(ctx.crash).__name__}: {ctx.crash}"]
     assert ctx.actual is not None
     expected = ctx.expected

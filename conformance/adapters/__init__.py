@@ -1,0 +1,49 @@
+"""Adapters: widely used libraries' own streaming accumulation, run as targets of the suite.
+
+One module per library, each an optional extra (``pip install 'toolcall-conformance[adapters]'``).
+Every adapter goes through the suite's public extension points only and is kept minimal, so that
+a failure is the library's behaviour and not the adapter's; its module docstring says what it
+maps and what it cannot, and its ``ADAPTER`` (an ``AdapterInfo``) how the suite runs it, what it
+declares and which checks it cannot judge. Importing this package imports none of the libraries.
+
+``toolcall-conformance matrix`` runs every adapter whose library is installed; one adapter also runs
+on its own, e.g. ``toolcall-conformance run --accumulator conformance.adapters.litellm:make_accumulator
+--no-stream-errors`` (the flags are its declared capabilities).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from conformance.adapters.base import AdapterInfo, Kind, distribution_version
+
+__all__ = ["ADAPTER_MODULES", "AdapterInfo", "Kind", "adapter", "adapters", "distribution_version"]
+
+# The order of the matrix columns (after the reference).
+ADAPTER_MODULES = (
+    "conformance.adapters.langchain",
+    "conformance.adapters.pydantic_ai",
+    "conformance.adapters.litellm",
+    "conformance.adapters.openai_agents",
+    "conformance.adapters.openai_sdk",
+    "conformance.adapters.anthropic_sdk",
+)
+
+
+def adapters() -> tuple[AdapterInfo, ...]:
+    """Every adapter's ``AdapterInfo``, in matrix order (whether or not its library is installed)."""
+    found = []
+    for name in ADAPTER_MODULES:
+        info = getattr(importlib.import_module(name), "ADAPTER", None)
+        if not isinstance(info, AdapterInfo):
+            raise TypeError(f"{name} has no ADAPTER of type AdapterInfo")
+        found.append(info)
+    return tuple(found)
+
+
+def adapter(name: str) -> AdapterInfo:
+    """The adapter whose column is ``name``; ``KeyError`` lists the known names."""
+    for info in adapters():
+        if info.name == name:
+            return info
+    raise KeyError(f"unknown adapter {name!r}; known: {', '.join(info.name for info in adapters())}")

@@ -1,0 +1,170 @@
+"""The conformance matrix: rows are checks, columns are implementations, each cell one verdict.
+
+A cell is ``pass``, ``fail`` (with the number of distinct failing scenarios), ``skip`` (with the
+capability or declaration that excluded it) or ``n/a`` (the check belongs to the other kind of
+suite: handler checks judge chunk-level targets, stack checks converter-level ones). What ``.ci/run``
+compares between two measurements is ``Cell.key``: the status and the count, nothing that varies
+from run to run (counterexample texts may carry generated ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+__all__ = ["MATRIX_SCHEMA", "Cell", "Column", "Matrix", "Row", "cell_differences"]
+
+MATRIX_SCHEMA = 1
+
+CellStatus = Literal["pass", "fail", "skip", "n/a"]
+
+
+@dataclass
+class Cell:
+    """One check's verdict for one implementation."""
+
+    status: CellStatus
+    failing_scenarios: int = 0
+    examples: int = 0
+    reason: str = ""  # skip / n/a: the full reason; fail: the first violation
+    short: str = ""  # skip: the capabilities (or declaration) that excluded it, in a few words
+    counterexample: str = ""  # fail: path of the counterexample file, relative to the matrix folder
+    reproductions: list[str] = field(default_factory=list)  # fail: test node ids that reproduce it directly
+    suite_bug: str = ""  # fail: why this failure is suspected to be the suite's, not the library's
+
+    @property
+    def key(self) -> str:
+        """What a re-measurement must reproduce exactly: ``pass``, ``fail 3``, ``skip``, ``n/a``."""
+        return f"fail {self.failing_scenarios}" if self.status == "fail" else self.status
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value not in ("", [], 0) or key == "status"}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Cell:
+        return cls(**data)
+
+
+@dataclass
+class Column:
+    """One implementation: its name, how it was run, and the exact versions it ran against."""
+
+    name: str
+    kind: str  # reference | handler | accumulator | stack
+    versions: dict[str, str]
+    summary: str = ""
+    factory: str = ""
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    examples: int = 0
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        """The column heading: the name and the library's exact version."""
+        version = self.versions.get(next(iter(self.versions), ""), "")
+        return f"{self.name} {version}".strip()
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Column:
+        return cls(**data)
+
+
+@dataclass
+class Row:
+    """One check: its id, title, the suite it belongs to and the contract rule it enforces."""
+
+    check: str
+    title: str
+    suite: str  # handler | stack
+    rule: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass
+class Matrix:
+    """Every implementation's verdict on every check, with what was measured and when."""
+
+    profile: str
+    seed: int
+    measured: str  # ISO date (UTC) of the measurement
+    suite_version: str
+    python: str
+    rows: list[Row] = field(default_factory=list)
+    columns: list[Column] = field(default_factory=list)
+    cells: dict[str, dict[str, Cell]] = field(default_factory=dict)  # check id -> column name -> cell
+
+    def cell(self, check: str, column: str) -> Cell:
+        return self.cells[check][column]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": MATRIX_SCHEMA,
+            "profile": self.profile,
+            "seed": self.seed,
+            "measured": self.measured,
+            "suite_version": self.suite_version,
+            "python": self.python,
+            "rows": [row.to_json() for row in self.rows],
+            "columns": [column.to_json() for column in self.columns],
+            "cells": {
+                check: {name: cell.to_json() for name, cell in by_column.items()}
+                for check, by_column in self.cells.items()
+            },
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Matrix:
+        """Read a ``matrix.json``; ``ValueError`` says what is wrong with it."""
+        if not isinstance(data, dict) or data.get("schema") != MATRIX_SCHEMA:
+            raise ValueError(f"not a matrix.json of schema {MATRIX_SCHEMA}")
+        try:
+            return cls(
+                profile=data["profile"],
+                seed=data["seed"],
+                measured=data["measured"],
+                suite_version=data["suite_version"],
+                python=data["python"],
+                rows=[Row(**row) for row in data["rows"]],
+                columns=[Column.from_json(column) for column in data["columns"]],
+                cells={
+                    check: {name: Cell.from_json(cell) for name, cell in by_column.items()}
+                    for check, by_column in data["cells"].items()
+                },
+            )
+        except (KeyError, TypeError) as error:
+            raise ValueError(f"malformed matrix.json: {type(error).__name__}: {error}") from error
+
+
+def cell_differences(published: Matrix, measured: Matrix) -> list[str]:
+    """Every published cell the new measurement does not reproduce, and every version that differs.
+
+    Columns absent from the new measurement (their library is not installed) are reported too:
+    a CI run is meant to measure every published column.
+    """
+    problems = []
+    measured_columns = {column.name: column for column in measured.columns}
+    for column in published.columns:
+        now = measured_columns.get(column.name)
+        if now is None:
+            problems.append(f"{column.name}: not measured (is its library installed?)")
+            continue
+        if now.versions != column.versions:
+            problems.append(f"{column.name}: measured with {now.versions}, published with {column.versions}")
+        for row in published.rows:
+            before = published.cells.get(row.check, {}).get(column.name)
+            after = measured.cells.get(row.check, {}).get(column.name)
+            if before is None:
+                continue
+            if after is None:
+                problems.append(f"{column.name} / {row.check}: published {before.key}, not measured")
+            elif after.key != before.key:
+                problems.append(f"{column.name} / {row.check}: published {before.key}, measured {after.key}")
+    for name in measured_columns.keys() - {column.name for column in published.columns}:
+        problems.append(f"{name}: measured but not published")
+    return problems

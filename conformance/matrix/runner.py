@@ -1,0 +1,254 @@
+"""Run the suite against the reference and every installed adapter, and read the reports into a ``Matrix``.
+
+Handler-level targets (the reference handler, adapters of kind ``handler`` or ``accumulator``) run
+``conformance.run_conformance`` on the built-in and generated scenarios; converter-level targets
+(the reference stack, adapters of kind ``stack``) run ``conformance.stack.run_stack_conformance``
+on the bundled recordings. Same profile and seed for all, so a fixed profile and seed give the
+same cells every time.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import os
+import platform
+import warnings
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+import reference_impl
+from conformance.adapters import AdapterInfo, adapters
+from conformance.handler import CHECKS, Capabilities, run_conformance
+from conformance.matrix.model import Cell, Column, Matrix, Row
+from conformance.matrix.reference import (
+    REFERENCE_CAPABILITIES,
+    REFERENCE_STACK_CAPABILITIES,
+    reference_handler,
+    reference_stack,
+)
+from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
+from conformance.stack import STACK_CHECKS, StackCapabilities, run_stack_conformance
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Report
+from conformance.wire import bundled_cassette_dir
+
+__all__ = ["REFERENCE", "MatrixRun", "run_matrix"]
+
+REFERENCE = "reference"
+
+_HANDLER_ONLY = "runs the stack checks on the recordings (converter-level), not the chunk-level handler checks"
+_STACK_ONLY = "runs the chunk-level handler checks, not the stack checks on the recordings"
+
+
+@dataclass
+class MatrixRun:
+    """A measured matrix, and the counterexample texts of its failing cells (by column, then check)."""
+
+    matrix: Matrix
+    counterexamples: dict[str, dict[str, str]] = field(default_factory=dict)
+    skipped_columns: dict[str, str] = field(default_factory=dict)  # adapters not run: why
+    keep: int | None = DEFAULT_COUNTEREXAMPLES  # distinct counterexamples kept per failing cell (None: all)
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Silence the libraries' logging and warnings: they run thousands of times."""
+    logging.disable(logging.CRITICAL)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _short(reason: str, requires: Sequence[str], capabilities: Capabilities | None) -> str:
+    """The few words a skipped cell shows: the capabilities that excluded it, or what else did."""
+    if capabilities is not None:
+        missing = sorted(name for name in requires if not capabilities.has(name))
+        if missing:
+            return "no " + ", no ".join(name.replace("_", " ") for name in missing)
+    if reason.startswith(("ran on no applicable input", "no recording")):
+        return "no applicable input"
+    return "not judged"
+
+
+def _cell(result: CheckResult, column: str, capabilities: Capabilities | None) -> Cell:
+    if result.status == "skipped":
+        reason = result.skipped_reason
+        return Cell("skip", reason=reason, short=_short(reason, sorted(result.check.requires), capabilities))
+    if result.status == "passed":
+        return Cell("pass", examples=result.examples_run)
+    failing = len(result.failing_scenarios) or 1
+    return Cell(
+        "fail",
+        failing_scenarios=failing,
+        examples=result.examples_run,
+        reason=result.message,
+        counterexample=f"counterexamples/{column}/{result.check.id}.txt",
+        reproductions=list(REPRODUCTIONS.get((column, result.check.id), ())),
+        suite_bug=SUITE_BUGS.get((column, result.check.id), ""),
+    )
+
+
+def _counterexample_text(result: CheckResult, label: str, profile: str, seed: int) -> str:
+    parts = [
+        f"{result.check.id}: {result.check.title}",
+        f"target: {label} (profile {profile}, seed {seed})",
+        f"failing: {len(result.failing_scenarios)} scenarios ({', '.join(sorted(result.failing_scenarios))}), "
+        f"{result.failing_examples} of {result.examples_run} runs",
+        "",
+    ]
+    for number, counterexample in enumerate(result.counterexamples, 1):
+        parts += [f"--- minimal counterexample {number}", counterexample.text, ""]
+    # Recordings are named from the bundled corpus, not from wherever this checkout lives.
+    return "\n".join(parts).replace(str(bundled_cassette_dir()) + os.sep, "cassettes/")
+
+
+def _fill(run: MatrixRun, column: Column, report: Report, capabilities: Capabilities | None, suite: str) -> None:
+    matrix = run.matrix
+    column.seconds = round(report.seconds, 1)
+    column.examples = report.examples
+    column.notes += report.notes + ([report.stopped] if report.stopped else [])
+    by_id = {result.check.id: result for result in report.results}
+    for row in matrix.rows:
+        if row.suite != suite:
+            continue
+        result = by_id.get(row.check)
+        if result is None:
+            continue  # excluded by the adapter: filled by the caller
+        cell = _cell(result, column.name, capabilities)
+        matrix.cells[row.check][column.name] = cell
+        if cell.status == "fail":
+            text = _counterexample_text(result, column.label, matrix.profile, matrix.seed)
+            run.counterexamples.setdefault(column.name, {})[row.check] = text
+
+
+def _not_applicable(matrix: Matrix, column: str, suite: str) -> None:
+    reason = _HANDLER_ONLY if suite == "stack" else _STACK_ONLY
+    for row in matrix.rows:
+        if row.suite != suite:
+            matrix.cells[row.check][column] = Cell("n/a", reason=reason, short="other suite")
+
+
+def _run_reference(run: MatrixRun, progress: Callable[[str], None]) -> None:
+    matrix = run.matrix
+    column = Column(
+        REFERENCE,
+        "reference",
+        {"toolcall-conformance": reference_impl.__version__},
+        summary="reference_impl: ApiToolCallStreamingResponseHandler (handler checks), and the reference converters "
+        "into it (stack checks)",
+        factory="reference_impl:ApiToolCallStreamingResponseHandler",
+    )
+    matrix.columns.append(column)
+    progress("reference handler")
+    report = run_conformance(
+        reference_handler,
+        capabilities=REFERENCE_CAPABILITIES,
+        profile=matrix.profile,
+        seed=matrix.seed,
+        target=column.label,
+        keep_counterexamples=run.keep,
+    )
+    _fill(run, column, report, REFERENCE_CAPABILITIES, "handler")
+    progress("reference stack")
+    stack_report = run_stack_conformance(
+        reference_stack,
+        [bundled_cassette_dir()],
+        capabilities=REFERENCE_STACK_CAPABILITIES,
+        profile=matrix.profile,
+        seed=matrix.seed,
+        target=column.label,
+    )
+    _fill(run, column, stack_report, None, "stack")
+    column.seconds = round(report.seconds + stack_report.seconds, 1)
+    column.examples = report.examples + stack_report.examples
+
+
+def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
+    matrix = run.matrix
+    for key, value in info.environment.items():
+        os.environ.setdefault(key, value)
+    capabilities = info.capabilities
+    column = Column(
+        info.name,
+        info.kind,
+        info.versions,
+        summary=info.summary,
+        factory=info.factory,
+        capabilities=capabilities.declared() if isinstance(capabilities, Capabilities) else dict(vars(capabilities)),
+    )
+    matrix.columns.append(column)
+    if isinstance(capabilities, StackCapabilities):
+        report = run_stack_conformance(
+            info.load()(),
+            [bundled_cassette_dir()],
+            capabilities=capabilities,
+            profile=matrix.profile,
+            seed=matrix.seed,
+            target=info.label,
+        )
+        _fill(run, column, report, None, "stack")
+        _not_applicable(matrix, info.name, "stack")
+        return
+    report = run_conformance(
+        info.load(),
+        capabilities=capabilities,
+        profile=matrix.profile,
+        seed=matrix.seed,
+        target=info.label,
+        checks=[check for check in CHECKS if check.id not in info.excluded],
+        keep_counterexamples=run.keep,
+    )
+    _fill(run, column, report, capabilities, "handler")
+    for check, why in info.excluded.items():
+        matrix.cells[check][info.name] = Cell("skip", reason=f"not judged by the adapter: {why}", short="adapter")
+    _not_applicable(matrix, info.name, "handler")
+
+
+def run_matrix(
+    *,
+    profile: str = "ci",
+    seed: int = 0,
+    only: Sequence[str] | None = None,
+    reference: bool = True,
+    keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
+    on_progress: Callable[[str], None] | None = None,
+) -> MatrixRun:
+    """Measure the matrix: the reference (unless ``reference`` is False) and every installed adapter
+    (``only``: just these names; an unknown name is a ``KeyError``), keeping up to
+    ``keep_counterexamples`` distinct minimal counterexamples per failing cell (None: all)."""
+    known = adapters()
+    if only:
+        unknown = sorted(set(only) - {info.name for info in known})
+        if unknown:
+            raise KeyError(f"unknown adapter {', '.join(unknown)}; known: {', '.join(i.name for i in known)}")
+        known = tuple(info for info in known if info.name in only)
+    python = f"{platform.python_implementation()} {platform.python_version()}"
+    matrix = Matrix(
+        profile=profile,
+        seed=seed,
+        measured=datetime.datetime.now(datetime.UTC).date().isoformat(),
+        suite_version=reference_impl.__version__,
+        python=python,
+        rows=[Row(c.id, c.title, "handler", c.rule) for c in CHECKS]
+        + [Row(c.id, c.title, "stack", c.rule) for c in STACK_CHECKS],
+    )
+    matrix.cells = {row.check: {} for row in matrix.rows}
+    run = MatrixRun(matrix, keep=keep_counterexamples)
+    progress = on_progress or (lambda _step: None)
+    with _quiet():
+        if reference:
+            _run_reference(run, progress)
+        for info in known:
+            missing = info.missing()
+            if missing:
+                run.skipped_columns[info.name] = (
+                    f"not installed ({', '.join(missing)}): pip install 'toolcall-conformance[{info.extra}]'"
+                )
+                continue
+            progress(info.label)
+            _run_adapter(run, info)
+    return run

@@ -1,0 +1,192 @@
+"""The conformance matrix: its model, its outputs, the CLI, and the published table's promises.
+
+Every failing cell of the published ``docs/matrix/matrix.json`` must name direct reproduction tests
+that exist (they assert the defect without the suite), its columns must have been measured at the
+versions ``constraints/adapters.txt`` pins, and the Markdown and HTML pages must be what the
+renderer makes of the JSON. Re-measuring is ``.ci/run``'s job (minutes); these tests take seconds.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from conformance.adapters import adapters
+from conformance.cli import main
+from conformance.handler import CHECKS
+from conformance.matrix import Cell, Column, Matrix, Row, cell_differences
+from conformance.matrix.render import render_html, render_markdown, repository_root
+from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
+from conformance.matrix.runner import MatrixRun
+from conformance.stack import STACK_CHECKS
+
+ROOT = Path(__file__).resolve().parents[1]
+PUBLISHED = ROOT / "docs" / "matrix" / "matrix.json"
+
+
+def published() -> Matrix:
+    return Matrix.from_json(json.loads(PUBLISHED.read_text(encoding="utf-8")))
+
+
+def _tiny() -> Matrix:
+    matrix = Matrix("dev", 0, "2026-01-01", "0.1.0", "CPython 3.11", rows=[Row("no_crash", "t", "handler")])
+    matrix.columns = [Column("lib", "accumulator", {"lib": "1.0"}), Column("other", "accumulator", {"other": "2.0"})]
+    matrix.cells = {
+        "no_crash": {
+            "lib": Cell(
+                "fail",
+                2,
+                10,
+                "raised",
+                counterexample="counterexamples/lib/no_crash.txt",
+                reproductions=["tests/test_repro_litellm.py::test_call_without_any_id_is_dropped_silently"],
+            ),
+            "other": Cell("skip", reason="declared without callbacks", short="no callbacks"),
+        }
+    }
+    return matrix
+
+
+# -- the model ---------------------------------------------------------------------------------
+
+
+def test_matrix_json_round_trips_and_cells_compare_by_status_and_count() -> None:
+    matrix = _tiny()
+    again = Matrix.from_json(json.loads(json.dumps(matrix.to_json())))
+    assert again.to_json() == matrix.to_json()
+    assert cell_differences(matrix, again) == []
+    again.cells["no_crash"]["lib"].failing_scenarios = 3
+    again.columns[1].versions = {"other": "2.1"}
+    assert cell_differences(matrix, again) == [
+        "lib / no_crash: published fail 2, measured fail 3",
+        "other: measured with {'other': '2.1'}, published with {'other': '2.0'}",
+    ]
+    again.columns = again.columns[:1]
+    assert "other: not measured (is its library installed?)" in cell_differences(matrix, again)
+
+
+def test_malformed_matrix_json_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="schema"):
+        Matrix.from_json({"schema": 99})
+    with pytest.raises(ValueError, match="malformed"):
+        Matrix.from_json({"schema": 1, "profile": "ci"})
+
+
+# -- the renderers -----------------------------------------------------------------------------
+
+
+def test_markdown_and_html_link_counterexamples_and_reproductions(tmp_path: Path) -> None:
+    matrix = _tiny()
+    root = repository_root()
+    assert root == ROOT
+    markdown = render_markdown(matrix, tmp_path / "out", tmp_path, root)
+    repro = Path(os.path.relpath(ROOT / "tests" / "test_repro_litellm.py", tmp_path)).as_posix()
+    assert (
+        f"| `no_crash` | **FAIL** 2 [counterexample](out/counterexamples/lib/no_crash.txt) [repro]({repro}) |"
+        in markdown
+    )
+    assert "skip: no callbacks" in markdown and "lib 1.0" in markdown
+    page = render_html(matrix, tmp_path / "out", root)
+    assert '<a href="counterexamples/lib/no_crash.txt">counterexample</a>' in page
+    assert "<script" not in page
+    href = re.search(r'href="([^"]*test_repro_litellm\.py)"', page)
+    assert href is not None and (tmp_path / "out" / href.group(1)).resolve() == ROOT / "tests" / "test_repro_litellm.py"
+
+
+# -- the CLI -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--only", "no-such-library"], "unknown adapter"),
+        (["--expect", "no/such/matrix.json"], "cannot read it"),
+    ],
+)
+def test_bad_input_is_exit_code_2(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["matrix", *argv]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_out_must_be_a_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "file").write_text("x")
+    assert main(["matrix", "--only", "langchain-core", "--out", str(tmp_path / "file")]) == 2
+    assert "not a directory" in capsys.readouterr().err
+
+
+def test_a_small_matrix_is_measured_and_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("langchain_core", reason="langchain-core is not installed (pip install '.[adapters]')")
+    from conformance.matrix import run_matrix
+    from conformance.matrix.render import write_outputs
+
+    run = run_matrix(profile="dev", seed=0, only=["langchain-core"], reference=False)
+    assert isinstance(run, MatrixRun)
+    paths = write_outputs(run, tmp_path)
+    assert {p.name for p in paths[:3]} == {"matrix.json", "index.html", "matrix.md"}
+    matrix = Matrix.from_json(json.loads((tmp_path / "matrix.json").read_text()))
+    assert [c.name for c in matrix.columns] == ["langchain-core"]
+    cells = {row.check: matrix.cells[row.check]["langchain-core"] for row in matrix.rows}
+    assert cells["segment_lifecycle"].status == "skip" and cells["segment_lifecycle"].short == "no events"
+    assert cells["stack_outcome_matches"].status == "n/a"
+    assert cells["tool_names_whole"].status == "fail"
+    assert (tmp_path / cells["tool_names_whole"].counterexample).is_file()
+
+
+# -- the published table -----------------------------------------------------------------------
+
+
+def _test_functions(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def test_every_published_failing_cell_has_a_direct_reproduction_that_exists() -> None:
+    matrix = published()
+    failing = [
+        (column.name, row.check, matrix.cells[row.check][column.name])
+        for column in matrix.columns
+        for row in matrix.rows
+        if matrix.cells[row.check][column.name].status == "fail"
+    ]
+    assert failing, "the published matrix has no failing cell: was it measured?"
+    for column, check, cell in failing:
+        assert cell.reproductions or cell.suite_bug, f"{column} / {check}: no direct reproduction"
+        assert tuple(cell.reproductions) == REPRODUCTIONS.get((column, check), ()), f"{column} / {check}"
+        assert cell.suite_bug == SUITE_BUGS.get((column, check), "")
+        for node in cell.reproductions:
+            path, _, name = node.partition("::")
+            assert name in _test_functions(ROOT / path), f"{column} / {check}: {node} does not exist"
+            expected = "test_matrix_suite_bugs.py" if cell.suite_bug else "test_repro_"
+            assert Path(path).name.startswith(expected), node
+        assert (PUBLISHED.parent / cell.counterexample).is_file(), cell.counterexample
+    assert not set(REPRODUCTIONS) - {(column, check) for column, check, _ in failing}, "reproductions of no cell"
+
+
+def test_published_matrix_covers_every_check_and_adapter_at_the_pinned_versions() -> None:
+    matrix = published()
+    assert [row.check for row in matrix.rows] == [c.id for c in CHECKS] + [c.id for c in STACK_CHECKS]
+    assert [c.name for c in matrix.columns] == ["reference"] + [info.name for info in adapters()]
+    pins = dict(
+        line.split("==", 1)
+        for line in (ROOT / "constraints" / "adapters.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    )
+    for column in matrix.columns[1:]:
+        for distribution, version in column.versions.items():
+            assert pins.get(distribution) == version, f"{column.name}: {distribution} {version} is not pinned"
+    assert (matrix.profile, matrix.seed) == ("ci", 0)
+
+
+def test_published_pages_are_what_the_renderer_makes_of_the_json() -> None:
+    matrix = published()
+    page = (PUBLISHED.parent / "index.html").read_text(encoding="utf-8")
+    assert page == render_html(matrix, PUBLISHED.parent.resolve(), ROOT)
+    markdown = (ROOT / "docs" / "matrix.md").read_text(encoding="utf-8")
+    assert markdown == render_markdown(matrix, PUBLISHED.parent.resolve(), (ROOT / "docs").resolve(), ROOT)
+    for match in re.findall(r"\]\(([^)#]+)\)", markdown):
+        assert (ROOT / "docs" / match).exists(), match
