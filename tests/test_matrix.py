@@ -2,7 +2,7 @@
 
 Every failing cell of the published ``docs/matrix/matrix.json`` must name direct reproduction tests
 that exist (they assert the defect without the suite), its columns must have been measured at the
-versions ``constraints/adapters.txt`` pins, and the Markdown and HTML pages must be what the
+versions ``docs/matrix/constraints.txt`` pins, and the Markdown and HTML pages must be what the
 renderer makes of the JSON. Re-measuring is ``.ci/run``'s job (minutes); these tests take seconds.
 """
 

@@ -255,8 +255,13 @@ def _run_handler(args: argparse.Namespace, target: HandlerTarget) -> Report:
 
 def _run_converter(args: argparse.Namespace) -> Report:
     from conformance.converter import run_converter_conformance
+    from conformance.converter.factory import ConverterFactoryError, as_converter_factory
 
     factory = load_factory(args.converter, "--converter")
+    try:
+        as_converter_factory(factory, args.converter)
+    except ConverterFactoryError as error:
+        raise UsageError(f"--converter {error}") from error
     return run_converter_conformance(
         factory,
         [bundled_cassette_dir(), *args.cassette_dir],

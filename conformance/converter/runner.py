@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
+from conformance.converter.factory import as_converter_factory
 from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile
 from conformance.wire import (
     Body,
@@ -74,8 +75,9 @@ def _judge(case: Case, context: ConverterContext, results: dict[str, CheckResult
     for check in CONVERTER_CHECKS:
         result = results[check.id]
         if context.crash is not None and check.id != "converter_outcome_matches":
-            # Nothing came out to check: the crash is converter_outcome_matches's finding.
-            result.not_applicable.append(f"{case.name}: the replay raised {type(context.crash).__name__}")
+            # Nothing came out to check: the crash is converter_outcome_matches's finding. Counted
+            # as not judged (shown beside a PASS), never as "not applicable", which it is not.
+            result.not_judged += 1
             continue
         try:
             problems = check.run(context)
@@ -114,6 +116,12 @@ def _finish_statuses(results: dict[str, CheckResult], report: Report, unreadable
             check_result.skipped_reason = f"no recording with an expectation {where}" + (
                 f" could be read (first: {unreadable[0]})" if unreadable else ""
             )
+        elif check_result.status == "passed" and check_result.scenarios_run == 0 and check_result.not_judged:
+            check_result.status = "skipped"
+            check_result.skipped_reason = (
+                f"not checked: the replay raised on all {check_result.not_judged} recordings"
+                " (the crash is converter_outcome_matches's finding)"
+            )
         elif check_result.status == "passed" and check_result.scenarios_run == 0 and check_result.not_applicable:
             reasons = {entry.split(": ", 1)[-1] for entry in check_result.not_applicable}
             check_result.status = "skipped"
@@ -134,11 +142,16 @@ def run_converter_conformance(
 ) -> Report:
     """Run the converter checks over every recording with an expectation under ``cassette_dirs``.
 
-    A recording that cannot be read is listed in every check's ``not_applicable`` (never counted as
-    a pass); when no recording at all was checked, every check is skipped, saying so.
+    ``converter_factory`` is called as ``factory(api, **converter_options)``, or as ``factory()``
+    when it takes no arguments (a converter class for one wire API); anything else raises
+    ``ConverterFactoryError`` before a recording is read. A recording that cannot be read is listed
+    in every check's ``not_applicable`` (never counted as a pass); a recording whose replay raised is
+    counted as not judged by every other check (the crash is ``converter_outcome_matches``'s
+    finding); when no recording at all was checked, every check is skipped, saying so.
     """
     chosen = resolve_profile(profile)
     report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
+    converter_factory = as_converter_factory(converter_factory, target)
     results = {check.id: CheckResult(check) for check in CONVERTER_CHECKS}
     started = time.perf_counter()
     partners: dict[str, Body] = {}  # the previous recording of each wire API (see _interleaved)

@@ -149,7 +149,7 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         "An adapter is one module in `conformance/adapters/` with an `ADAPTER` (`conformance.adapters.AdapterInfo`)"
         " and a factory the suite runs through its public extension points; its docstring says what it maps and"
         " what it cannot. Add it to `ADAPTER_MODULES`, its library to the `adapters` extra and to"
-        " `constraints/adapters.txt`, and a `tests/test_repro_<library>.py` that reproduces every failing cell"
+        " `docs/matrix/constraints.txt`, and a `tests/test_repro_<library>.py` that reproduces every failing cell"
         " directly, then regenerate with"
         " `toolcall-conformance matrix --out docs/matrix --markdown docs/matrix.md`.",
         "",

@@ -22,7 +22,7 @@ def _unjudged(result: CheckResult) -> str:
     """A pass over fewer runs than were made: the others crashed, hung or could not be read."""
     return (
         f"{result.not_judged} runs not judged: the target crashed, hung or was unreadable there "
-        "(no_crash, finishes_within_deadline, events_readable)"
+        "(reported by no_crash, finishes_within_deadline, events_readable or converter_outcome_matches)"
     )
 
 

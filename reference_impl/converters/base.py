@@ -360,8 +360,9 @@ def iter_chunks(converter: StreamConverter, sdk_stream: Iterable[Any]) -> Iterat
     error becomes ``converter.fail(exc)``'s chunk and iteration stops. Any other exception,
     including one raised by the converter itself, propagates: it is a bug, not a stream event.
     """
-    # An empty tuple in an except clause catches nothing, which is exactly right.
-    errors = converter.api_errors
+    # An empty tuple in an except clause catches nothing, which is exactly right. Converters
+    # written elsewhere may have no api_errors at all (it is optional for them).
+    errors = tuple(getattr(converter, "api_errors", ()) or ())
     iterator = iter(sdk_stream)
     while True:
         try:
@@ -377,8 +378,9 @@ def iter_chunks(converter: StreamConverter, sdk_stream: Iterable[Any]) -> Iterat
 
 async def aiter_chunks(converter: StreamConverter, sdk_stream: AsyncIterable[Any]) -> AsyncIterator[ChunkResponse]:
     """Async twin of ``iter_chunks`` (``AsyncOpenAI``, ``AsyncAnthropic``, ``client.aio`` streams)."""
-    # An empty tuple in an except clause catches nothing, which is exactly right.
-    errors = converter.api_errors
+    # An empty tuple in an except clause catches nothing, which is exactly right. Converters
+    # written elsewhere may have no api_errors at all (it is optional for them).
+    errors = tuple(getattr(converter, "api_errors", ()) or ())
     iterator = aiter(sdk_stream)
     while True:
         try:
