@@ -11,7 +11,9 @@ on a busy machine is slower in wall time, not in CPU time). In the same run:
 * ``startup``: ``toolcall-conformance --help`` (interpreter, imports): the floor every run pays;
 * ``api handler``: the reference API handler;
 * ``text parser``: the reference xml parser, declared with its own hold-back;
-* ``pytest serial`` / ``pytest -n 2``: the same API handler as the generated pytest class.
+* ``pytest serial`` / ``pytest -n 2``: the same API handler as the generated pytest class;
+* ``failing pytest serial`` / ``failing pytest -n 2``: the seed-000 design's handler, which fails
+  ten checks: most of its run is shrinking, which ``-n 2`` divides between the workers.
 
 Ratios are taken within the run: the search's own time is the run's minus ``startup``, and the
 ``-n 2`` speed-up is serial wall time over ``-n 2`` wall time.
@@ -29,6 +31,7 @@ from benchmarks._common import load_average, log, machine
 from benchmarks.bench_suite import _timed
 
 HANDLER = "reference_impl:ApiToolCallStreamingResponseHandler"
+FAILING_HANDLER = "examples.seed000_handler:make_handler"
 XML_PARSER = "benchmarks.suite_targets:xml_parser"
 CLI = [sys.executable, "-m", "conformance.cli"]
 
@@ -46,8 +49,10 @@ def measure(profile: str = "ci", repeat: int = 3) -> dict[str, Any]:
     from benchmarks.suite_targets import xml_parser_lag
 
     log(f"-- verdict speed: profile {profile}, best of {repeat}; load {load_average()}")
-    pytest_args = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--toolcall-handler", HANDLER]
-    pytest_args += ["--toolcall-profile", profile, "toolcall_conformance_generated.py"]
+    pytest_base = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--toolcall-profile", profile]
+    pytest_args = [*pytest_base, "--toolcall-handler", HANDLER, "toolcall_conformance_generated.py"]
+    failing_args = [*pytest_base, "--toolcall-handler", FAILING_HANDLER, "--toolcall-no-reasoning"]
+    failing_args += ["toolcall_conformance_generated.py"]
     text_parser = [*CLI, "run", "--handler", XML_PARSER, "--text-format", "xml", "--text-lag", str(xml_parser_lag())]
     rows = {
         "startup": _best([*CLI, "--help"], repeat),
@@ -55,12 +60,17 @@ def measure(profile: str = "ci", repeat: int = 3) -> dict[str, Any]:
         "text parser": _best([*text_parser, "--profile", profile], repeat),
         "pytest serial": _best(pytest_args, repeat),
         "pytest -n 2": _best([*pytest_args, "-n", "2"], repeat),
+        "failing pytest serial": _best(failing_args, repeat),
+        "failing pytest -n 2": _best([*failing_args, "-n", "2"], repeat),
     }
     startup = rows["startup"]["wall_s"]
     summary = {
         "api_handler_search_s": round(rows["api handler"]["wall_s"] - startup, 2),
         "text_parser_search_s": round(rows["text parser"]["wall_s"] - startup, 2),
         "pytest_n2_speedup": round(rows["pytest serial"]["wall_s"] / rows["pytest -n 2"]["wall_s"], 2),
+        "failing_pytest_n2_speedup": round(
+            rows["failing pytest serial"]["wall_s"] / rows["failing pytest -n 2"]["wall_s"], 2
+        ),
     }
     return {"profile": profile, "repeat": repeat, "machine": machine(), "rows": rows, "summary": summary}
 
@@ -82,7 +92,8 @@ def render(result: dict[str, Any]) -> str:
         "",
         f"API handler: {summary['api_handler_search_s']} s beyond start-up (target: 20 s in all)",
         f"text parser: {summary['text_parser_search_s']} s beyond start-up (target: 30 s in all)",
-        f"pytest -n 2 vs serial, one class: {summary['pytest_n2_speedup']}x",
+        f"pytest -n 2 vs serial, one class: {summary['pytest_n2_speedup']}x (conformant handler), "
+        f"{summary['failing_pytest_n2_speedup']}x (failing handler)",
     ]
     return "\n".join(lines)
 

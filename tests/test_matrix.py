@@ -173,7 +173,7 @@ def test_published_matrix_covers_every_check_and_adapter_at_the_pinned_versions(
     assert [c.name for c in matrix.columns] == ["reference"] + [info.name for info in adapters()]
     pins = dict(
         line.split("==", 1)
-        for line in (ROOT / "constraints" / "adapters.txt").read_text().splitlines()
+        for line in (ROOT / "docs" / "matrix" / "constraints.txt").read_text().splitlines()
         if "==" in line and not line.startswith("#")
     )
     for column in matrix.columns[1:]:

@@ -61,9 +61,9 @@ from reference_impl.types import ChunkResponse
 __all__ = [
     "Counterexample",
     "Plan",
+    "closing_notes",
     "default_scenarios",
     "idle_capabilities",
-    "merge_shards",
     "plan",
     "run_conformance",
     "shard_units",
@@ -230,6 +230,7 @@ class _Found:
     max_examples: int
     label: str = ""  # which search (a scenario's name, or a part of the generated ones): its database key
     seed: int = 0  # the seed that search ran with, so the shrinking search finds the failure again
+    origin: tuple[int, int] = (0, 0)  # (search unit, failure number): where the whole run met it first
 
 
 class _Session:
@@ -254,6 +255,12 @@ class _Session:
         self.results = {check.id: CheckResult(check) for check in the_plan.active}
         self.scenarios_seen: dict[str, set[str]] = {check.id: set() for check in the_plan.active}
         self.found: list[_Found] = []
+        # Where each failure was met, as (position of its search unit in the whole run, failure
+        # number): what a sharded run needs to merge its parts in the order one run would have met them.
+        self.unit = 0
+        self.failures = 0
+        self.origins: dict[str, list[tuple[int, int]]] = {check.id: [] for check in the_plan.active}
+        self.first_failure: dict[str, tuple[int, int]] = {}
 
     # -- judging one run ---------------------------------------------------------------------
 
@@ -276,13 +283,18 @@ class _Session:
                 consequences[check_id] = consequences.get(check_id, 0) + 1
         for check_id, problems in run.failed.items():
             result = self.results[check_id]
+            origin = (self.unit, self.failures)
+            self.failures += 1
+            self.first_failure.setdefault(check_id, origin)
             new = not result.shows(problems[0]) and (self.keep is None or len(result.counterexamples) < self.keep)
             text = _render(scenario, chunks, run.transcript, problems) if new else ""
             result.fail(
                 problems[0], text, Counterexample(scenario, tuple(chunks)), scenario=scenario.name, keep=self.keep
             )
+            if new:
+                self.origins[check_id].append(origin)
             if new and found is not None:
-                self.found.append(replace(found, result=result, message=problems[0]))
+                self.found.append(replace(found, result=result, message=problems[0], origin=origin))
         if run.transcript.hung:
             raise _Stop(f"the target hung on scenario {scenario.name!r}; the run stopped there")
 
@@ -444,7 +456,6 @@ def run_conformance(
     on_progress: Callable[[str], None] | None = None,
     deadline: float | None = DEFAULT_DEADLINE_SECONDS,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
-    shard: tuple[int, int] | None = None,
 ) -> Report:
     """Run every applicable check against targets made by ``factory`` and return a ``Report``.
 
@@ -452,10 +463,54 @@ def run_conformance(
     takes them). ``capabilities`` says what the target supports (``events=False``: a final-result
     accumulator with ``add``/``result``). The built-in scenarios (``scenarios`` replaces them,
     ``extra_scenarios`` adds to them) run as written and re-fragmented, then generated streams;
-    ``profile`` sets how many runs, ``seed`` makes the run reproducible; ``shard=(index, count)``
-    runs one part of the search, for ``merge_shards`` to combine (parallel workers). Raises
+    ``profile`` sets how many runs, ``seed`` makes the run reproducible (``conformance.handler.sharded``
+    splits the same search over parallel workers). Raises
     ``conformance.handler.drive.TargetError`` when the factory cannot be used at all.
     """
+    session, chosen, capabilities = _start(
+        factory,
+        capabilities,
+        profile=profile,
+        seed=seed,
+        scenarios=scenarios,
+        extra_scenarios=extra_scenarios,
+        checks=checks,
+        adapter=adapter,
+        target=target,
+        on_progress=on_progress,
+        deadline=deadline,
+        keep=keep_counterexamples,
+    )
+    report = session.report
+    started = time.perf_counter()
+    try:
+        _search_everything(session, chosen, capabilities, None, shrink=True)
+    except _Stop as stop:
+        report.stopped = str(stop)
+    except KeyboardInterrupt:
+        report.stopped = "interrupted (Ctrl-C); the report covers what ran before"
+    _finish(session, checks)
+    report.notes += closing_notes(report.results, capabilities)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _start(
+    factory: Callable[..., Any],
+    capabilities: Capabilities | None,
+    *,
+    profile: str | Profile,
+    seed: int,
+    scenarios: Sequence[Scenario] | None,
+    extra_scenarios: Sequence[Scenario],
+    checks: Sequence[Check[CheckContext]] | None,
+    adapter: HandlerAdapter | None,
+    target: str,
+    on_progress: Callable[[str], None] | None,
+    deadline: float | None,
+    keep: int | None,
+) -> tuple[_Session, Profile, Capabilities]:
+    """The target, the plan and an empty report: everything a search (or a part of one) starts from."""
     capabilities = capabilities or Capabilities()
     chosen = resolve_profile(profile)
     label = target or describe_factory(factory)
@@ -468,17 +523,9 @@ def run_conformance(
         callbacks_refused=the_target.callbacks_refused,
     )
     report = Report(target=label, profile=chosen.name, seed=seed)
-    session = _Session(the_target, the_plan, report, seed=seed, keep=keep_counterexamples, on_progress=on_progress)
-    started = time.perf_counter()
-    try:
-        _search_everything(session, chosen, capabilities, shard)
-    except _Stop as stop:
-        report.stopped = str(stop)
-    except KeyboardInterrupt:
-        report.stopped = "interrupted (Ctrl-C); the report covers what ran before"
-    _finish(session, checks, capabilities)
-    report.seconds = time.perf_counter() - started
-    return report
+    report.target_spec = {"capabilities": capabilities.declared()}
+    session = _Session(the_target, the_plan, report, seed=seed, keep=keep, on_progress=on_progress)
+    return session, chosen, capabilities
 
 
 # A unit of the search: a built-in scenario (as written, then re-cut), or one part of the
@@ -516,76 +563,56 @@ def _part_seed(seed: int, part: int) -> int:
     return seed * GENERATED_PARTS + part
 
 
+def search_units(the_plan: Plan) -> list[_Unit]:
+    """Every unit of a run's search, in the order one run searches them."""
+    units: list[_Unit] = list(range(GENERATED_PARTS)) if the_plan.generated else []
+    return units + list(the_plan.scenarios)
+
+
+def unit_label(unit: _Unit) -> str:
+    """A unit's name: its example-database key and how a sharded run's shrinking finds its search again."""
+    return f"generated#{unit}" if isinstance(unit, int) else unit.name
+
+
+def unit_cases(unit: _Unit, capabilities: Capabilities) -> st.SearchStrategy[Case]:
+    """The inputs a unit's search draws."""
+    if isinstance(unit, int):
+        return _generated_cases(capabilities)
+    return _split_cases(unit, capabilities.several_deltas_per_chunk)
+
+
 def _search_everything(
-    session: _Session, chosen: Profile, capabilities: Capabilities, shard: tuple[int, int] | None
+    session: _Session, chosen: Profile, capabilities: Capabilities, shard: tuple[int, int] | None, *, shrink: bool
 ) -> None:
-    units: list[_Unit] = list(range(GENERATED_PARTS)) if session.plan.generated else []
-    units += list(session.plan.scenarios)
+    units = search_units(session.plan)
+    positions = {id(unit): position for position, unit in enumerate(units)}
     generated_examples = chosen.examples_per_scenario * 3
     for unit in shard_units(units, shard):
+        session.unit = positions[id(unit)]
         if isinstance(unit, int):
             session.report.scenarios += 1 if unit == 0 else 0  # the generated streams count as one scenario
             if session.on_progress:
                 session.on_progress(f"generated streams ({unit + 1} of {GENERATED_PARTS})")
             part_examples = generated_examples // GENERATED_PARTS + (unit < generated_examples % GENERATED_PARTS)
             session.count(
-                _generated_cases(capabilities), part_examples, f"generated#{unit}", seed=_part_seed(session.seed, unit)
+                unit_cases(unit, capabilities), part_examples, unit_label(unit), seed=_part_seed(session.seed, unit)
             )
             continue
         session.report.scenarios += 1
         if session.on_progress:
             session.on_progress(unit.name)
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
-        session.count(
-            _split_cases(unit, capabilities.several_deltas_per_chunk), chosen.examples_per_scenario, unit.name
-        )
+        session.count(unit_cases(unit, capabilities), chosen.examples_per_scenario, unit_label(unit))
+    if not shrink:
+        return  # a shard of a sharded run: its failures are shrunk once the shards are merged
     for found in list(session.found):
         if session.on_progress:
             session.on_progress(f"shrinking {found.result.check.id}")
         session.shrink(found)
 
 
-def merge_shards(reports: Sequence[Report]) -> Report:
-    """One report from the reports of every shard of a run (``run_conformance(..., shard=...)``)."""
-    if not reports:
-        raise ValueError("merge_shards needs at least one report")
-    first = reports[0]
-    merged = Report(first.target, first.profile, first.seed, target_spec=dict(first.target_spec))
-    for report in reports:
-        merged.scenarios += report.scenarios
-        merged.examples += report.examples
-        merged.seconds = max(merged.seconds, report.seconds)
-        merged.notes += [note for note in report.notes if note not in merged.notes]
-        merged.stopped = merged.stopped or report.stopped
-    for position in range(len(first.results)):
-        parts = [report.results[position] for report in reports]
-        merged.results.append(_merge_results(parts, merged.stopped))
-    return merged
-
-
-def _merge_results(parts: Sequence[CheckResult], stopped: str) -> CheckResult:
-    result = CheckResult(parts[0].check, target=parts[0].target)
-    for part in parts:
-        result.examples_run += part.examples_run
-        result.scenarios_run += part.scenarios_run
-        result.failing_examples += part.failing_examples
-        result.failing_scenarios |= part.failing_scenarios
-        for check_id, count in part.consequences.items():
-            result.consequences[check_id] = result.consequences.get(check_id, 0) + count
-        result.not_judged += part.not_judged
-        for counterexample in part.counterexamples:
-            if not result.shows(counterexample.message):
-                result.counterexamples.append(counterexample)
-        if part.status == "failed" and result.status != "failed":
-            result.status, result.message = "failed", part.message
-    skipped = [part for part in parts if part.status == "skipped"]
-    if result.status != "failed" and (len(skipped) == len(parts) or result.examples_run == 0):
-        reason = skipped[0].skipped_reason if skipped else "ran on no applicable input"
-        result.skip(reason if not stopped or skipped else f"not reached before the run stopped ({stopped})")
-    return result
-
-
-def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, capabilities: Capabilities) -> None:
+def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None) -> None:
+    """Every check's result in catalogue order: the ones the plan left out or nothing reached skipped."""
     report = session.report
     results = []
     for check in CHECKS if checks is None else checks:
@@ -603,12 +630,17 @@ def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None, cap
         result.target = report.target
         results.append(result)
     report.results = results
-    report.notes += list(_hints(results, capabilities))
-    report.notes += [
+
+
+def closing_notes(results: Sequence[CheckResult], capabilities: Capabilities) -> list[str]:
+    """What the report's reader should consider: capability flags and adapters suggested by the
+    failures, and declared capabilities that changed nothing (computed once the whole run is in)."""
+    notes = list(_hints(results, capabilities))
+    notes += [
         f"{field}={getattr(capabilities, field)!r} changes nothing for this target (no check or scenario depends "
         "on it here)"
         for field in idle_capabilities(capabilities)
         # A final-result accumulator has no callbacks or lifecycle: implied, not declared.
         if capabilities.events or field not in ("callbacks", "lifecycle")
     ]
-    report.target_spec = {"capabilities": capabilities.declared()}
+    return notes

@@ -14,7 +14,8 @@ import pytest
 from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
 from conformance.handler import CAPABILITY_OPTIONS, Capabilities, HandlerAdapter, TargetError
 from conformance.handler.checks import CHECKS
-from conformance.handler.runner import merge_shards, run_conformance
+from conformance.handler.runner import run_conformance
+from conformance.handler.sharded import ShardedRun
 from conformance.pytest_plugin.sharing import shared_report
 from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
 from conformance.verdict import Check, Report
@@ -151,25 +152,30 @@ def capabilities_from_config(config: pytest.Config) -> Capabilities:
 def _run_target(cls: Any, config: pytest.Config, factory: Any, capabilities: Capabilities, label: str) -> Report:
     profile, seed = profile_and_seed(config, cls)
 
-    def compute(shard: tuple[int, int] | None) -> Report:
+    options: dict[str, Any] = {
+        "capabilities": capabilities,
+        "profile": profile,
+        "seed": seed,
+        "adapter": getattr(cls, "adapter", None),
+        "target": label,
+    }
+
+    def whole() -> Report:
+        return run_conformance(factory, **options)
+
+    sharded = ShardedRun(factory, **options)
+
+    def quietly(compute: Callable[[], Report]) -> Report:
         logging.disable(logging.CRITICAL)
         try:
-            return run_conformance(
-                factory,
-                capabilities=capabilities,
-                profile=profile,
-                seed=seed,
-                adapter=getattr(cls, "adapter", None),
-                target=label,
-                shard=shard,
-            )
+            return compute()
         except TargetError as error:
             raise pytest.UsageError(f"toolcall-conformance cannot run {label}: {error}") from error
         finally:
             logging.disable(logging.NOTSET)
 
     key = f"{cls.__module__}.{cls.__qualname__}-{profile}-{seed}"
-    return shared_report(config, key, compute, merge_shards)
+    return quietly(lambda: shared_report(config, key, whole, sharded))
 
 
 class HandlerConformanceTests:
