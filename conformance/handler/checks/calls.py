@@ -177,11 +177,12 @@ def invalid_arguments_flagged(ctx: CheckContext) -> list[str]:
         call, actual = match.expected, match.actual
         if call.valid or _in_conflict(ctx, match):
             continue
-        why = (
-            "the stream ended abnormally"
-            if ctx.scenario.abnormal
-            else f"its arguments {call.raw_arguments!r} are invalid"
-        )
+        if ctx.scenario.abnormal:
+            why = "the stream ended abnormally"
+        elif not call.name:
+            why = "the stream never named it: no tool to run"  # a nameless call is rejected whatever its arguments
+        else:
+            why = f"its arguments {call.raw_arguments!r} are invalid"
         ran_as_empty = actual is not None and actual.invocation is not None and actual.invocation.arguments == {}
         if call.null_arguments and not ctx.scenario.abnormal and ran_as_empty:
             continue  # null read as "no arguments": {} is a conformant reading (taxonomy A12)
