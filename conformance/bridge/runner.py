@@ -57,13 +57,15 @@ def run_bridge(
     env: Mapping[str, str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
+    shrink: bool = True,
 ) -> Report:
     """Start ``command`` once, read what it declares, and run the checks of its level against it.
 
     A delta-level target gets the handler checks (built-in scenarios, re-fragmentations, generated
     streams, plus ``extra_scenarios``; with ``scenarios``, exactly those, as ``rerun`` does); a
     byte-level one the stack checks over the bundled
-    recordings plus ``cassette_dirs``. ``timeout`` bounds every answer. Raises ``TargetError``
+    recordings plus ``cassette_dirs``. ``timeout`` bounds every answer; ``shrink`` as for
+    ``run_conformance``. Raises ``TargetError``
     (exit code 2) when the target cannot be run: it does not start, breaks the protocol, gives no
     answer in time or keeps exiting; the message quotes the line that was wrong.
     """
@@ -86,6 +88,7 @@ def run_bridge(
                 on_progress=on_progress,
                 deadline=None,  # every answer has the bridge's own deadline
                 keep_counterexamples=keep_counterexamples,
+                shrink=shrink,
             )
         else:
             if extra_scenarios or scenarios is not None:

@@ -456,6 +456,7 @@ def run_conformance(
     on_progress: Callable[[str], None] | None = None,
     deadline: float | None = DEFAULT_DEADLINE_SECONDS,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
+    shrink: bool = True,
 ) -> Report:
     """Run every applicable check against targets made by ``factory`` and return a ``Report``.
 
@@ -464,7 +465,9 @@ def run_conformance(
     accumulator with ``add``/``result``). The built-in scenarios (``scenarios`` replaces them,
     ``extra_scenarios`` adds to them) run as written and re-fragmented, then generated streams;
     ``profile`` sets how many runs, ``seed`` makes the run reproducible (``conformance.handler.sharded``
-    splits the same search over parallel workers). Raises
+    splits the same search over parallel workers); ``shrink=False``
+    keeps each failure as first found (the same verdicts and counts, most of a failing target's
+    time saved, counterexamples larger). Raises
     ``conformance.handler.drive.TargetError`` when the factory cannot be used at all.
     """
     session, chosen, capabilities = _start(
@@ -484,7 +487,7 @@ def run_conformance(
     report = session.report
     started = time.perf_counter()
     try:
-        _search_everything(session, chosen, capabilities, None, shrink=True)
+        _search_everything(session, chosen, capabilities, None, shrink=shrink)
     except _Stop as stop:
         report.stopped = str(stop)
     except KeyboardInterrupt:

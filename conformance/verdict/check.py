@@ -22,9 +22,11 @@ __all__ = [
 DEFAULT_COUNTEREXAMPLES = 3
 
 # Quoted strings, lists, objects, numbers, and ids (``#...`` segment references, uuids): values
-# that differ from run to run without changing what kind of failure it is.
+# that differ from run to run without changing what kind of failure it is. A quote opens a value
+# only after a non-word character: the apostrophe of "provider's" is prose, and reading it as a
+# quote would swallow the message up to the next quote, leaving random ids in the signature.
 _VALUES = re.compile(
-    r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|\{[^}]*\}|#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?"
+    r"(?<!\w)'(?:[^'\\]|\\.)*'|(?<!\w)\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|\{[^}]*\}|#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?"
 )
 
 
