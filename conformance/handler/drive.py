@@ -289,7 +289,7 @@ class HandlerTarget:
         except ObservationError as error:
             transcript.unreadable = str(error)
             return None
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the handler under test may raise anything: a crash is a finding
             transcript.crash = error
         try:
             transcript.events = EventReader(self.adapter).read(handler.get_all_events(), "get_all_events()")
@@ -299,7 +299,7 @@ class HandlerTarget:
         except ObservationError as error:
             transcript.unreadable = str(error)
             return None
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the handler's getters are user code: a crash is a finding
             transcript.crash = transcript.crash or error
             return None
         transcript.calls = calls_from_events(transcript.events, transcript.invocations)
@@ -313,12 +313,12 @@ class HandlerTarget:
             except ObservationError as error:
                 transcript.unreadable = str(error)
                 return
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - a second finalize() is user code: a crash is a finding
                 transcript.crash = error
                 return
             try:
                 handler.feed(self.adapter.to_handler_chunk(_LATE_CHUNK))
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - any exception refusing a late feed() is recorded and judged
                 transcript.feed_after_finalize_error = error
             transcript.copy_leaks = _probe_copies(handler)
             transcript.reset_problems = self._probe_reset(handler, transcript)
@@ -343,7 +343,7 @@ class HandlerTarget:
         try:
             handler.reset()
             events, invocations = self._rerun(handler, transcript.chunks)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - reset() and the replay are user code: a raise is a finding
             return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
         provider_ids = _provider_ids(transcript.chunks)
         problems = []
@@ -365,7 +365,7 @@ class HandlerTarget:
         try:
             handler = self.factory(on_segment_event=explode, on_tool_invocation=explode)
             events, invocations = self._rerun(handler, transcript.chunks)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the injected error escaping, or any other, is the finding
             return [
                 "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
                 f"{type(error).__name__}: {error}"
@@ -391,7 +391,7 @@ def _probe_copies(handler: Any) -> list[str]:
                 first.append(object())
             if len(getattr(handler, getter)()) != before:
                 leaks.append(f"{getter}() returns the handler's own list: appending to it changed the handler")
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the getters are user code: a raise is a finding
             leaks.append(f"{getter}() raised {type(error).__name__} when called twice: {error}")
     return leaks
 
@@ -564,7 +564,7 @@ class AccumulatorTarget:
                 transcript.hung = True
             except ObservationError as error:
                 transcript.unreadable = str(error)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the accumulator under test may raise anything
                 transcript.crash = error
         return transcript
 

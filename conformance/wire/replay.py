@@ -125,7 +125,7 @@ def _read_through(
             raise
         except WireFormatError as error:
             raise BodyReadError(str(error) if source in str(error) else f"{source}: {error}") from None
-        except Exception as error:  # noqa: BLE001 - whatever the SDK or library raises on these bytes is the finding
+        except Exception as error:  # whatever the SDK or library raises on these bytes is the finding
             hint = ""
             if isinstance(error, UnicodeDecodeError) and "unexpected end of data" in str(error):
                 hint = " (the body ends inside a UTF-8 sequence: the file was cut)"
