@@ -419,20 +419,11 @@ def _canonical(
         if invocation.id not in provider_ids:
             name(invocation.id)
 
-    def plain(value: Any) -> Any:
-        if isinstance(value, str):
-            return generated.get(value, value) if value not in provider_ids else value
-        if isinstance(value, Mapping):
-            return {key: plain(item) for key, item in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [plain(item) for item in value]
-        return value
-
     def metadata(event: ObservedEvent) -> str:
         values = dict(event.metadata)
         if isinstance(values.get("call_id"), str) and values["call_id"] not in provider_ids:
             values["call_id"] = name(values["call_id"])
-        return json.dumps(plain(values), sort_keys=True, default=repr)
+        return json.dumps(_renamed(values, generated, provider_ids), sort_keys=True, default=repr)
 
     shaped: list[tuple[Any, ...]] = [
         (event.kind, name(event.segment_id), event.segment_type, metadata(event), event.delta) for event in events
@@ -442,11 +433,22 @@ def _canonical(
             "invocation",
             invocation.name,
             json.dumps(invocation.arguments, sort_keys=True, default=repr),
-            plain(invocation.id),
+            _renamed(invocation.id, generated, provider_ids),
         )
         for invocation in invocations
     ]
     return shaped
+
+
+def _renamed(value: Any, generated: Mapping[str, str], provider_ids: set[str]) -> Any:
+    """``value`` with every generated id in it (at any depth) replaced by its ``_canonical`` name."""
+    if isinstance(value, str):
+        return generated.get(value, value) if value not in provider_ids else value
+    if isinstance(value, Mapping):
+        return {key: _renamed(item, generated, provider_ids) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_renamed(item, generated, provider_ids) for item in value]
+    return value
 
 
 def _is_tool_segment(start: ObservedEvent) -> bool:
