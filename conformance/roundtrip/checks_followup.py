@@ -127,7 +127,11 @@ def _expected_tokens(ctx: RoundTripContext) -> list[tuple[str, Any]] | None:
 
 
 def _wire_reasoning_token(target: str, block: WireBlock) -> tuple[str, Any] | None:
-    """The token a replayed reasoning block stands for on ``target``, or None for an unsigned one."""
+    """The token a replayed reasoning block stands for on ``target``.
+
+    Anthropic/Bedrock blocks by their signature, Responses items by their id; elsewhere a block
+    counts only when it carries a signature (None otherwise).
+    """
     if target in _BLOCK_TARGETS:
         return ("reasoning", block.signature)
     if target == "openai-responses":
