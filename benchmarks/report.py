@@ -382,46 +382,9 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     sections = results["sections"]
     figure, (left, right) = plt.subplots(1, 2, figsize=(15, 6.5))
     if "peers" in sections:
-        for entry in sections["peers"]["contenders"]:
-            points = entry["points"]
-            if not points:
-                continue
-            reference = entry["kind"] == "reference"
-            style = {
-                "linewidth": 2.4 if reference else 1.4,
-                "marker": "o" if reference else "s",
-                "color": _COLORS.get(entry["name"]),
-            }
-            measured = [p for p in points if not p["projected"]]
-            line = left.plot(
-                [p["n"] for p in measured], [p["us_per_unit"] for p in measured], label=entry["name"], **style
-            )[0]
-            projected = [p for p in points if p["projected"]]
-            if projected:
-                tail = measured[-1:] + projected
-                left.plot(
-                    [p["n"] for p in tail],
-                    [p["us_per_unit"] for p in tail],
-                    linestyle=":",
-                    color=line.get_color(),
-                    marker="o",
-                    markerfacecolor="none",
-                )
-        left.set_title("Reference vs peers, one tool call in N deltas (GC on)\nhollow markers, dotted: projected")
+        _plot_peers(left, sections["peers"])
     if "scaling" in sections:
-        section = sections["scaling"]
-        grouped: dict[str, dict[str, list[tuple[int, float]]]] = {}
-        for row in section["rows"]:
-            label = f"{row['handler']} {row['workload']}"
-            for mode, m in row["modes"].items():
-                grouped.setdefault(label, {}).setdefault(mode, []).append((row["n"], m["us_per_unit"]))
-        for label, modes in grouped.items():
-            on = sorted(modes.get("on", []))
-            line = right.plot([n for n, _ in on], [t for _, t in on], marker="o", label=f"{label}")[0]
-            off = sorted(modes.get("off", []))
-            if off:
-                right.plot([n for n, _ in off], [t for _, t in off], linestyle="--", color=line.get_color())
-        right.set_title("Reference handlers (solid: GC on, dashed: GC off)")
+        _plot_scaling(right, sections["scaling"])
     for axis in (left, right):
         axis.set_xscale("log")
         axis.set_yscale("log")
@@ -437,6 +400,52 @@ def plot(results: dict[str, Any], path: Path) -> bool:
     figure.savefig(path, dpi=110)
     plt.close(figure)
     return True
+
+
+def _plot_peers(axis: Any, section: dict[str, Any]) -> None:
+    """Each contender's measured points as a line; projected points dotted, hollow markers."""
+    for entry in section["contenders"]:
+        points = entry["points"]
+        if not points:
+            continue
+        reference = entry["kind"] == "reference"
+        style = {
+            "linewidth": 2.4 if reference else 1.4,
+            "marker": "o" if reference else "s",
+            "color": _COLORS.get(entry["name"]),
+        }
+        measured = [p for p in points if not p["projected"]]
+        line = axis.plot(
+            [p["n"] for p in measured], [p["us_per_unit"] for p in measured], label=entry["name"], **style
+        )[0]
+        projected = [p for p in points if p["projected"]]
+        if projected:
+            tail = measured[-1:] + projected
+            axis.plot(
+                [p["n"] for p in tail],
+                [p["us_per_unit"] for p in tail],
+                linestyle=":",
+                color=line.get_color(),
+                marker="o",
+                markerfacecolor="none",
+            )
+    axis.set_title("Reference vs peers, one tool call in N deltas (GC on)\nhollow markers, dotted: projected")
+
+
+def _plot_scaling(axis: Any, section: dict[str, Any]) -> None:
+    """Every reference handler and workload: GC on solid, GC off dashed in the same colour."""
+    grouped: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    for row in section["rows"]:
+        label = f"{row['handler']} {row['workload']}"
+        for mode, m in row["modes"].items():
+            grouped.setdefault(label, {}).setdefault(mode, []).append((row["n"], m["us_per_unit"]))
+    for label, modes in grouped.items():
+        on = sorted(modes.get("on", []))
+        line = axis.plot([n for n, _ in on], [t for _, t in on], marker="o", label=f"{label}")[0]
+        off = sorted(modes.get("off", []))
+        if off:
+            axis.plot([n for n, _ in off], [t for _, t in off], linestyle="--", color=line.get_color())
+    axis.set_title("Reference handlers (solid: GC on, dashed: GC off)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -590,7 +590,7 @@ class Agent:
             )
             failure = ToolResult.failure(call, message)
             return ToolExecution(call, failure, job.budget, executed=not never_started, timed_out=True)
-        except Exception as error:  # noqa: BLE001, RUF100
+        except Exception as error:  # noqa: BLE001 - user tool code (see below)
             # The user's tool function may raise anything: the exception becomes the call's error result.
             seconds = time.monotonic() - job.submitted
             message = f"Error: {call.name} raised {type(error).__name__}: {error}"

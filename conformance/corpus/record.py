@@ -205,7 +205,7 @@ def record_cassette(
     try:
         with recorder.use_cassette(str(cassette_path)):
             send(spec.api, base_url=base_url, key=key, model=chosen_model, prompt=prompt, tools=tools)
-    except Exception as error:  # noqa: BLE001 - the SDK talking to the server: whatever it raises is reported
+    except Exception as error:  # the SDK talking to the server: whatever it raises is reported
         cassette_path.unlink(missing_ok=True)
         raise _failure(spec.api, base_url, error) from error
     if not cassette_path.is_file():

@@ -289,7 +289,7 @@ class HandlerTarget:
         except ObservationError as error:
             transcript.unreadable = str(error)
             return None
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the handler under test may raise anything: a crash is a finding
             transcript.crash = error
         try:
             transcript.events = EventReader(self.adapter).read(handler.get_all_events(), "get_all_events()")
@@ -299,7 +299,7 @@ class HandlerTarget:
         except ObservationError as error:
             transcript.unreadable = str(error)
             return None
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the handler's getters are user code: a crash is a finding
             transcript.crash = transcript.crash or error
             return None
         transcript.calls = calls_from_events(transcript.events, transcript.invocations)
@@ -313,12 +313,12 @@ class HandlerTarget:
             except ObservationError as error:
                 transcript.unreadable = str(error)
                 return
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - a second finalize() is user code: a crash is a finding
                 transcript.crash = error
                 return
             try:
                 handler.feed(self.adapter.to_handler_chunk(_LATE_CHUNK))
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - any exception refusing a late feed() is recorded and judged
                 transcript.feed_after_finalize_error = error
             transcript.copy_leaks = _probe_copies(handler)
             transcript.reset_problems = self._probe_reset(handler, transcript)
@@ -343,7 +343,7 @@ class HandlerTarget:
         try:
             handler.reset()
             events, invocations = self._rerun(handler, transcript.chunks)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - reset() and the replay are user code: a raise is a finding
             return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
         provider_ids = _provider_ids(transcript.chunks)
         problems = []
@@ -365,7 +365,7 @@ class HandlerTarget:
         try:
             handler = self.factory(on_segment_event=explode, on_tool_invocation=explode)
             events, invocations = self._rerun(handler, transcript.chunks)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the injected error escaping, or any other, is the finding
             return [
                 "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
                 f"{type(error).__name__}: {error}"
@@ -391,7 +391,7 @@ def _probe_copies(handler: Any) -> list[str]:
                 first.append(object())
             if len(getattr(handler, getter)()) != before:
                 leaks.append(f"{getter}() returns the handler's own list: appending to it changed the handler")
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the getters are user code: a raise is a finding
             leaks.append(f"{getter}() raised {type(error).__name__} when called twice: {error}")
     return leaks
 
@@ -419,20 +419,11 @@ def _canonical(
         if invocation.id not in provider_ids:
             name(invocation.id)
 
-    def plain(value: Any) -> Any:
-        if isinstance(value, str):
-            return generated.get(value, value) if value not in provider_ids else value
-        if isinstance(value, Mapping):
-            return {key: plain(item) for key, item in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [plain(item) for item in value]
-        return value
-
     def metadata(event: ObservedEvent) -> str:
         values = dict(event.metadata)
         if isinstance(values.get("call_id"), str) and values["call_id"] not in provider_ids:
             values["call_id"] = name(values["call_id"])
-        return json.dumps(plain(values), sort_keys=True, default=repr)
+        return json.dumps(_renamed(values, generated, provider_ids), sort_keys=True, default=repr)
 
     shaped: list[tuple[Any, ...]] = [
         (event.kind, name(event.segment_id), event.segment_type, metadata(event), event.delta) for event in events
@@ -442,11 +433,22 @@ def _canonical(
             "invocation",
             invocation.name,
             json.dumps(invocation.arguments, sort_keys=True, default=repr),
-            plain(invocation.id),
+            _renamed(invocation.id, generated, provider_ids),
         )
         for invocation in invocations
     ]
     return shaped
+
+
+def _renamed(value: Any, generated: Mapping[str, str], provider_ids: set[str]) -> Any:
+    """``value`` with every generated id in it (at any depth) replaced by its ``_canonical`` name."""
+    if isinstance(value, str):
+        return generated.get(value, value) if value not in provider_ids else value
+    if isinstance(value, Mapping):
+        return {key: _renamed(item, generated, provider_ids) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_renamed(item, generated, provider_ids) for item in value]
+    return value
 
 
 def _is_tool_segment(start: ObservedEvent) -> bool:
@@ -564,7 +566,7 @@ class AccumulatorTarget:
                 transcript.hung = True
             except ObservationError as error:
                 transcript.unreadable = str(error)
-            except Exception as error:
+            except Exception as error:  # noqa: BLE001 - the accumulator under test may raise anything
                 transcript.crash = error
         return transcript
 

@@ -64,6 +64,19 @@ def _cut(draw: st.DrawFn, text: str) -> list[str]:
 def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[ChunkResponse]:
     """A strategy of chunk lists carrying the same logical stream as ``chunks``."""
     atoms, terminal = _atoms(chunks)
+    pieces = _cut_atoms(draw, atoms)
+    pieces = _move_ids_and_names_later(draw, pieces)
+    pieces = _interleave_calls(draw, pieces)
+    result = _regrouped(draw, pieces)
+    if draw(st.booleans()):  # empty chunks must be no-ops
+        result.insert(draw(st.integers(0, len(result))), ChunkResponse())
+    if terminal is not None:
+        result.append(terminal)
+    return result
+
+
+def _cut_atoms(draw: st.DrawFn, atoms: Sequence[_Atom]) -> list[_Atom]:
+    """Every atom cut into pieces; a call's id and name stay on its first piece."""
     pieces: list[_Atom] = []
     for atom in atoms:
         parts = _cut(draw, atom.text)
@@ -85,8 +98,11 @@ def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[Chunk
                     ),
                 )
             )
-    pieces = _move_ids_and_names_later(draw, pieces)
-    pieces = _interleave_calls(draw, pieces)
+    return pieces
+
+
+def _regrouped(draw: st.DrawFn, pieces: Sequence[_Atom]) -> list[ChunkResponse]:
+    """The pieces, in order, grouped into chunks at drawn (and at required) boundaries."""
     result: list[ChunkResponse] = []
     current: dict[str, Any] = {}
     last_order = -1
@@ -112,10 +128,6 @@ def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[Chunk
         last_order = order
     if current:
         result.append(_build(current))
-    if draw(st.booleans()):  # empty chunks must be no-ops
-        result.insert(draw(st.integers(0, len(result))), ChunkResponse())
-    if terminal is not None:
-        result.append(terminal)
     return result
 
 

@@ -350,7 +350,7 @@ class _Session:
             fails_the_same_way()
         except AssertionError:
             pass
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - the target re-run by shrinking may raise anything (Flaky too)
             self.report.notes.append(
                 f"{check_id}: the target gave different results for the same input while shrinking "
                 f"({type(error).__name__}); the counterexample shown is the one first found, not shrunk"
@@ -376,7 +376,9 @@ def _share_database_key(search: Callable[..., None], label: str) -> None:
     the next run, where they are judged and counted like any other. Hypothesis would otherwise key
     each inner function by its own source, and the count would never see them.
     """
-    search._hypothesis_internal_database_key = f"toolcall-conformance:{label}".encode()  # type: ignore[attr-defined]
+    # Hypothesis has no public setting for the key; its own `find()` sets this attribute the same way.
+    key = f"toolcall-conformance:{label}".encode()
+    search._hypothesis_internal_database_key = key  # type: ignore[attr-defined]  # noqa: SLF001 - Hypothesis's key seam
 
 
 def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]) -> str:

@@ -37,7 +37,7 @@ class TestToolcallConformance(HandlerConformanceTests):
             pytest.exit(f"toolcall-conformance: {error}", returncode=4)
 
     def handler_factory(self, **callbacks: Any) -> Any:
-        return type(self)._factory(**callbacks)
+        return self._factory(**callbacks)
 
 
 class TestToolcallAccumulatorConformance(AccumulatorConformanceTests):
@@ -56,7 +56,7 @@ class TestToolcallAccumulatorConformance(AccumulatorConformanceTests):
             pytest.exit(f"toolcall-conformance: {error}", returncode=4)
 
     def accumulator_factory(self) -> Any:
-        return type(self)._factory()
+        return self._factory()
 
 
 class TestToolcallConverterConformance(ConverterConformanceTests):
@@ -79,7 +79,7 @@ class TestToolcallConverterConformance(ConverterConformanceTests):
             pytest.exit(f"toolcall-conformance: {error}", returncode=4)
 
     def converter_factory(self, api: str, **options: Any) -> Any:
-        return type(self)._factory(api, **options)
+        return self._factory(api, **options)
 
 
 class TestToolcallFormatterConformance(FormatterConformanceTests):

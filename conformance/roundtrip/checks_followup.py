@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.roundtrip.capture import CapturedRequest
 from conformance.roundtrip.scenarios import RoundTripScenario
-from conformance.roundtrip.wire_readers import ABSENT, WireView, role_of
+from conformance.roundtrip.wire_readers import ABSENT, WireBlock, WireResult, WireView, role_of
 from conformance.verdict import Check, CheckRegistry, NotApplicable
 from reference_impl.followup import (
     WIRE_API,
@@ -93,20 +93,28 @@ def _call_order_key(ctx: RoundTripContext, wire_list: Sequence[Any]) -> list[Any
     return [entry.id if entry.id is not None else getattr(entry, "name", None) for entry in wire_list]
 
 
+def _expected_reasoning_token(target: str, item: ReasoningItem) -> tuple[str, Any] | None:
+    """The token a reasoning item must leave on ``target``'s wire, or None where it leaves none."""
+    if target in _BLOCK_TARGETS:
+        if item.redacted_data:
+            return ("redacted", item.redacted_data)
+        if item.signature:
+            return ("reasoning", item.signature)
+    elif target == "openai-responses" and item.provider_metadata.get("item_id"):
+        return ("reasoning", item.provider_metadata["item_id"])
+    elif target == "gemini" and item.signature:
+        return ("reasoning", item.signature)
+    return None
+
+
 def _expected_tokens(ctx: RoundTripContext) -> list[tuple[str, Any]] | None:
     tokens: list[tuple[str, Any]] = []
     target = ctx.target
     for item in ctx.scenario.turn.items:
         if isinstance(item, ReasoningItem):
-            if target in _BLOCK_TARGETS:
-                if item.redacted_data:
-                    tokens.append(("redacted", item.redacted_data))
-                elif item.signature:
-                    tokens.append(("reasoning", item.signature))
-            elif target == "openai-responses" and item.provider_metadata.get("item_id"):
-                tokens.append(("reasoning", item.provider_metadata["item_id"]))
-            elif target == "gemini" and item.signature:
-                tokens.append(("reasoning", item.signature))
+            token = _expected_reasoning_token(target, item)
+            if token is not None:
+                tokens.append(token)
         elif isinstance(item, TextItem):
             if item.text or (target == "gemini" and item.signature):
                 if tokens and tokens[-1][0] == "text" and target == "openai-responses":
@@ -118,16 +126,28 @@ def _expected_tokens(ctx: RoundTripContext) -> list[tuple[str, Any]] | None:
     return tokens
 
 
+def _wire_reasoning_token(target: str, block: WireBlock) -> tuple[str, Any] | None:
+    """The token a replayed reasoning block stands for on ``target``.
+
+    Anthropic/Bedrock blocks by their signature, Responses items by their id; elsewhere a block
+    counts only when it carries a signature (None otherwise).
+    """
+    if target in _BLOCK_TARGETS:
+        return ("reasoning", block.signature)
+    if target == "openai-responses":
+        return ("reasoning", block.key)
+    if block.signature:
+        return ("reasoning", block.signature)
+    return None
+
+
 def _wire_tokens(ctx: RoundTripContext, view: WireView) -> list[tuple[str, Any]]:
     tokens: list[tuple[str, Any]] = []
     for block in view.blocks:
         if block.kind == "reasoning":
-            if ctx.target in _BLOCK_TARGETS:
-                tokens.append(("reasoning", block.signature))
-            elif ctx.target == "openai-responses":
-                tokens.append(("reasoning", block.key))
-            elif block.signature:
-                tokens.append(("reasoning", block.signature))
+            token = _wire_reasoning_token(ctx.target, block)
+            if token is not None:
+                tokens.append(token)
         elif block.kind == "redacted":
             tokens.append(("redacted", block.key))
         elif block.kind == "text":
@@ -314,26 +334,41 @@ def _check_results_answer(ctx: RoundTripContext) -> list[str]:
         error_expected = not call.valid or (given is not None and given.is_error)
         label = f"result #{position} (for {call.replay_name} {call.key!r})"
         if error_expected:
-            if ctx.target in _BLOCK_TARGETS and wire.is_error is not True:
-                flag = "is_error: true" if ctx.target == "anthropic" else 'status: "error"'
-                problems.append(f"{label} answers a failed/invalid call but lacks {flag}")
-            elif ctx.target == "gemini" and not wire.is_error:
-                problems.append(f"{label} answers a failed/invalid call but its response has no 'error' key")
-            elif ctx.target not in (*_BLOCK_TARGETS, "gemini") and not (isinstance(wire.content, str) and wire.content):
-                problems.append(f"{label} answers a failed/invalid call with empty content; say what went wrong")
+            problem = _error_result_problem(ctx.target, label, wire)
+        elif given is None:  # pragma: no cover - every valid call of a scenario has a result
             continue
-        if given is None:  # pragma: no cover - every valid call of a scenario has a result
-            continue
-        if ctx.target == "gemini":
-            response = wire.content if isinstance(wire.content, dict) else {}
-            output = thaw(given.output)
-            if wire.is_error or output not in (response.get("output"), response.get("result"), response):
-                problems.append(f"{label} response {wire.content!r} does not carry the tool's output {output!r}")
-        elif not _same_output(wire.content, given.output):
-            problems.append(f"{label} content {wire.content!r} is not the tool's output {result_text(given.output)!r}")
-        elif ctx.target in _BLOCK_TARGETS and wire.is_error:
-            problems.append(f"{label} is marked as an error although the tool succeeded")
+        else:
+            problem = _success_result_problem(ctx.target, label, wire, given)
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def _error_result_problem(target: str, label: str, wire: WireResult) -> str | None:
+    """What is wrong with the result answering a failed or invalid call, if anything."""
+    if target in _BLOCK_TARGETS and wire.is_error is not True:
+        flag = "is_error: true" if target == "anthropic" else 'status: "error"'
+        return f"{label} answers a failed/invalid call but lacks {flag}"
+    if target == "gemini" and not wire.is_error:
+        return f"{label} answers a failed/invalid call but its response has no 'error' key"
+    if target not in (*_BLOCK_TARGETS, "gemini") and not (isinstance(wire.content, str) and wire.content):
+        return f"{label} answers a failed/invalid call with empty content; say what went wrong"
+    return None
+
+
+def _success_result_problem(target: str, label: str, wire: WireResult, given: ToolResult) -> str | None:
+    """What is wrong with the result answering a call that succeeded, if anything."""
+    if target == "gemini":
+        response = wire.content if isinstance(wire.content, dict) else {}
+        output = thaw(given.output)
+        if wire.is_error or output not in (response.get("output"), response.get("result"), response):
+            return f"{label} response {wire.content!r} does not carry the tool's output {output!r}"
+        return None
+    if not _same_output(wire.content, given.output):
+        return f"{label} content {wire.content!r} is not the tool's output {result_text(given.output)!r}"
+    if target in _BLOCK_TARGETS and wire.is_error:
+        return f"{label} is marked as an error although the tool succeeded"
+    return None
 
 
 @FOLLOWUP_CHECK_REGISTRY.check(
@@ -591,23 +626,28 @@ def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
                 "on, the tool-use turn must carry its thinking blocks"
             ]
     elif ctx.target == "openai-responses":
-        problems = []
-        by_id = {block.key: block for block in view.blocks if block.kind == "reasoning"}
-        for item in reasoning:
-            item_id = item.provider_metadata.get("item_id")
-            if not item_id:
-                continue
-            block = by_id.get(item_id)
-            if block is None:
-                problems.append(f"reasoning item {item_id!r} is not replayed")
-                continue
-            encrypted = item.provider_metadata.get("encrypted_content")
-            if encrypted and block.raw.get("encrypted_content") != encrypted:
-                problems.append(f"reasoning item {item_id!r} lost its encrypted_content")
-        if problems and any(c.item_id not in (ABSENT, None) for c in view.calls):
-            problems.append("function_call items keep their fc_ ids while their reasoning item is missing (rejected)")
-        return problems
+        return _responses_reasoning_problems(view, reasoning)
     return []
+
+
+def _responses_reasoning_problems(view: WireView, reasoning: list[ReasoningItem]) -> list[str]:
+    """Responses: every reasoning item with an id is replayed by that id, its encrypted_content intact."""
+    problems = []
+    by_id = {block.key: block for block in view.blocks if block.kind == "reasoning"}
+    for item in reasoning:
+        item_id = item.provider_metadata.get("item_id")
+        if not item_id:
+            continue
+        block = by_id.get(item_id)
+        if block is None:
+            problems.append(f"reasoning item {item_id!r} is not replayed")
+            continue
+        encrypted = item.provider_metadata.get("encrypted_content")
+        if encrypted and block.raw.get("encrypted_content") != encrypted:
+            problems.append(f"reasoning item {item_id!r} lost its encrypted_content")
+    if problems and any(c.item_id not in (ABSENT, None) for c in view.calls):
+        problems.append("function_call items keep their fc_ ids while their reasoning item is missing (rejected)")
+    return problems
 
 
 @FOLLOWUP_CHECK_REGISTRY.check(
@@ -619,41 +659,64 @@ def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
 )
 def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
-    problems: list[str] = []
     target = ctx.target
     if target in ("openai-chat", "deepseek", "ollama", "cohere-v2"):
-        table = _ALLOWED_KEYS["ollama" if target == "ollama" else "chat"]
-        for position, wire in enumerate(view.calls):
-            problems += _extra_keys(f"tool_calls[{position}]", wire.raw, table["tool_call"])
-            problems += _extra_keys(f"tool_calls[{position}].function", wire.raw.get("function"), table["function"])
-        for position, result in enumerate(view.results):
-            problems += _extra_keys(f"tool message #{position}", result.raw, table["tool"])
-    elif target == "openai-responses":
-        table = _ALLOWED_KEYS[target]
-        for position, entry in enumerate(view.entries):
-            kind = entry.get("type", "message") if isinstance(entry, dict) else None
-            if kind in table:
-                problems += _extra_keys(f"input item #{position} ({kind})", entry, table[kind])
-    elif target == "bedrock-converse":
-        table = _ALLOWED_KEYS[target]
-        for position, wire in enumerate(view.calls):
-            problems += _extra_keys(f"toolUse #{position}", wire.raw, table["toolUse"])
-        for position, result in enumerate(view.results):
-            problems += _extra_keys(f"toolResult #{position}", result.raw, table["toolResult"])
-    elif target == "anthropic":
-        table = _ALLOWED_KEYS[target]
-        for message in view.entries[:2]:
-            content = message.get("content") if isinstance(message, dict) else None
-            for position, block in enumerate(content if isinstance(content, list) else []):
-                kind = block.get("type") if isinstance(block, dict) else None
-                if kind in _STREAM_ONLY_TYPES:
-                    problems.append(f"block #{position} is a streaming event ({kind}), not a content block")
-                elif kind in table:
-                    problems += _extra_keys(f"{role_of(message)} block #{position} ({kind})", block, table[kind])
-    else:
-        for position, wire in enumerate(view.calls):
-            value = wire.raw.get("functionCall", wire.raw.get("function_call"))
-            problems += _extra_keys(f"functionCall #{position}", value, frozenset({"name", "args", "id"}))
+        return _chat_artifacts(view, _ALLOWED_KEYS["ollama" if target == "ollama" else "chat"])
+    if target == "openai-responses":
+        return _responses_artifacts(view, _ALLOWED_KEYS[target])
+    if target == "bedrock-converse":
+        return _converse_artifacts(view, _ALLOWED_KEYS[target])
+    if target == "anthropic":
+        return _anthropic_artifacts(view, _ALLOWED_KEYS[target])
+    return _gemini_artifacts(view)
+
+
+def _chat_artifacts(view: WireView, table: dict[str, frozenset[str]]) -> list[str]:
+    problems: list[str] = []
+    for position, wire in enumerate(view.calls):
+        problems += _extra_keys(f"tool_calls[{position}]", wire.raw, table["tool_call"])
+        problems += _extra_keys(f"tool_calls[{position}].function", wire.raw.get("function"), table["function"])
+    for position, result in enumerate(view.results):
+        problems += _extra_keys(f"tool message #{position}", result.raw, table["tool"])
+    return problems
+
+
+def _responses_artifacts(view: WireView, table: dict[str, frozenset[str]]) -> list[str]:
+    problems: list[str] = []
+    for position, entry in enumerate(view.entries):
+        kind = entry.get("type", "message") if isinstance(entry, dict) else None
+        if kind in table:
+            problems += _extra_keys(f"input item #{position} ({kind})", entry, table[kind])
+    return problems
+
+
+def _converse_artifacts(view: WireView, table: dict[str, frozenset[str]]) -> list[str]:
+    problems: list[str] = []
+    for position, wire in enumerate(view.calls):
+        problems += _extra_keys(f"toolUse #{position}", wire.raw, table["toolUse"])
+    for position, result in enumerate(view.results):
+        problems += _extra_keys(f"toolResult #{position}", result.raw, table["toolResult"])
+    return problems
+
+
+def _anthropic_artifacts(view: WireView, table: dict[str, frozenset[str]]) -> list[str]:
+    problems: list[str] = []
+    for message in view.entries[:2]:
+        content = message.get("content") if isinstance(message, dict) else None
+        for position, block in enumerate(content if isinstance(content, list) else []):
+            kind = block.get("type") if isinstance(block, dict) else None
+            if kind in _STREAM_ONLY_TYPES:
+                problems.append(f"block #{position} is a streaming event ({kind}), not a content block")
+            elif kind in table:
+                problems += _extra_keys(f"{role_of(message)} block #{position} ({kind})", block, table[kind])
+    return problems
+
+
+def _gemini_artifacts(view: WireView) -> list[str]:
+    problems: list[str] = []
+    for position, wire in enumerate(view.calls):
+        value = wire.raw.get("functionCall", wire.raw.get("function_call"))
+        problems += _extra_keys(f"functionCall #{position}", value, frozenset({"name", "args", "id"}))
     return problems
 
 

@@ -207,14 +207,19 @@ def _check_tool_schemas(ctx: ToolsContext) -> list[str]:
         if schema is not _NOT_VERBATIM and schema != want_schema:
             problems.append(f"tool {name!r}: parameters {schema!r} differ from the registered schema {want_schema!r}")
     if ctx.target == "openai-responses":
-        for tool in request.json.get("tools") or []:
-            if tool.get("strict") is not False:
-                problems.append(
-                    f"Responses tool {tool.get('name')!r} does not send strict: false; the Responses API defaults "
-                    "strict to true, which rejects ordinary (non-strict) schemas"
-                )
-                break
+        problems += _responses_strict_problems(request.json)
     return problems
+
+
+def _responses_strict_problems(request: Mapping[str, Any]) -> list[str]:
+    """The first Responses tool that does not send strict: false (one problem is enough)."""
+    for tool in request.get("tools") or []:
+        if tool.get("strict") is not False:
+            return [
+                f"Responses tool {tool.get('name')!r} does not send strict: false; the Responses API defaults "
+                "strict to true, which rejects ordinary (non-strict) schemas"
+            ]
+    return []
 
 
 @TOOL_CHECK_REGISTRY.check(
@@ -239,43 +244,57 @@ def _check_tool_choice(ctx: ToolsContext) -> list[str]:
     for label, expected in table.items():
         _params, error, request = ctx.choices.get(label, (None, "not run", None))
         if expected == "unsupported":
-            if error is None:
-                sent = _dig(request.json, field_name) if request and request.json else None
-                problems.append(
-                    f"{ctx.target} cannot express tool_choice {label!r}, yet the formatter sent {sent!r} instead of "
-                    "raising a clear error (e.g. UnsupportedToolChoiceError)"
-                )
-            elif label not in ctx.refused_clearly:
-                problems.append(
-                    f"tool_choice {label!r}: expected a ValueError or NotImplementedError (or a subclass), got {error}"
-                )
-            continue
-        if error is not None:
-            problems.append(f"tool_choice {label!r}: format_tools raised {error}")
-            continue
-        if request is None or request.json is None:
-            problems.append(f"tool_choice {label!r}: the SDK refused the request: {request.error if request else ''}")
-            continue
-        if isinstance(expected, tuple):
-            dotted, value = expected
-            got = _dig(request.json, dotted)
-            if got != value:
-                problems.append(
-                    f"tool_choice {label!r}: {dotted} is {got if got is not ABSENT else 'absent'}, expected {value!r}"
-                )
-            continue
-        got = _dig(request.json, field_name)
-        if label == "auto" and got is ABSENT and _dig(request.json, "tools") is not ABSENT:
-            continue  # every target documents "auto" as the default when tools are sent
-        if expected is None:
-            if got is not ABSENT:
-                problems.append(f"tool_choice {label!r}: {ctx.target} has no {field_name}; it was sent as {got!r}")
-        elif got != expected:
-            problems.append(
-                f"tool_choice {label!r} is sent as {got if got is not ABSENT else 'nothing'!r}, "
-                f"{ctx.target} documents {expected!r}"
+            problem = _unsupported_choice_problem(ctx, label, error=error, request=request, field_name=field_name)
+        else:
+            problem = _supported_choice_problem(
+                ctx.target, label, expected, error=error, request=request, field_name=field_name
             )
+        if problem is not None:
+            problems.append(problem)
     return problems
+
+
+def _unsupported_choice_problem(
+    ctx: ToolsContext, label: str, *, error: str | None, request: CapturedRequest | None, field_name: str
+) -> str | None:
+    """A choice the target cannot express must be refused with a ValueError or NotImplementedError."""
+    if error is None:
+        sent = _dig(request.json, field_name) if request and request.json else None
+        return (
+            f"{ctx.target} cannot express tool_choice {label!r}, yet the formatter sent {sent!r} instead of "
+            "raising a clear error (e.g. UnsupportedToolChoiceError)"
+        )
+    if label not in ctx.refused_clearly:
+        return f"tool_choice {label!r}: expected a ValueError or NotImplementedError (or a subclass), got {error}"
+    return None
+
+
+def _supported_choice_problem(
+    target: str, label: str, expected: Any, *, error: str | None, request: CapturedRequest | None, field_name: str
+) -> str | None:
+    """A choice the target can express must be sent as the documented value (auto may be left out)."""
+    if error is not None:
+        return f"tool_choice {label!r}: format_tools raised {error}"
+    if request is None or request.json is None:
+        return f"tool_choice {label!r}: the SDK refused the request: {request.error if request else ''}"
+    if isinstance(expected, tuple):
+        dotted, value = expected
+        got = _dig(request.json, dotted)
+        if got != value:
+            return f"tool_choice {label!r}: {dotted} is {got if got is not ABSENT else 'absent'}, expected {value!r}"
+        return None
+    got = _dig(request.json, field_name)
+    if label == "auto" and got is ABSENT and _dig(request.json, "tools") is not ABSENT:
+        return None  # every target documents "auto" as the default when tools are sent
+    if expected is None:
+        if got is not ABSENT:
+            return f"tool_choice {label!r}: {target} has no {field_name}; it was sent as {got!r}"
+    elif got != expected:
+        return (
+            f"tool_choice {label!r} is sent as {got if got is not ABSENT else 'nothing'!r}, "
+            f"{target} documents {expected!r}"
+        )
+    return None
 
 
 TOOL_CHECKS: tuple[Check[ToolsContext], ...] = TOOL_CHECK_REGISTRY.all()

@@ -55,7 +55,7 @@ def evaluate_scenario(formatter: FormatterAdapter, scenario: RoundTripScenario) 
     prefix = [user_message(target, "What's up? (round-trip conformance)")]
     try:
         messages = formatter.format_followup(target, scenario.turn, scenario.results)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - the formatter under test may raise anything: a finding
         return RoundTripContext(scenario, None, f"{type(error).__name__}: {error}", None, None, None)
     params = tool_params(target, scenario.tools)
     history = prefix + thaw(messages)
@@ -74,12 +74,12 @@ def evaluate_tools(formatter: FormatterAdapter, target: str) -> ToolsContext:
     try:
         ctx.schema_params = formatter.format_tools(target, TOOLSET_FOR_SCHEMAS, "auto")
         ctx.schema_request = capture_request(target, prefix, ctx.schema_params)
-    except Exception as error:
+    except Exception as error:  # noqa: BLE001 - the formatter or the SDK may raise anything: a finding
         ctx.schema_error = f"{type(error).__name__}: {error}"
     for label, choice in CHOICES.items():
         try:
             params = formatter.format_tools(target, SCENARIO_TOOLS, choice)
-        except Exception as error:
+        except Exception as error:  # noqa: BLE001 - any raise is judged; ValueError or NotImplementedError is clear
             ctx.choices[label] = (None, f"{type(error).__name__}: {error}", None)
             if isinstance(error, (ValueError, NotImplementedError)):
                 ctx.refused_clearly.add(label)
@@ -148,13 +148,9 @@ def run_roundtrip_conformance(
     check_list = list(ROUNDTRIP_CHECKS if checks is None else checks)
     report = Report(target=target_label or f"round-trip formatter {adapter.label}", profile=chosen.name, seed=seed)
     started = time.perf_counter()
-    results = {check.id: CheckResult(check) for check in check_list}
-    for check in check_list:
-        if "format_tools" in check.requires and not adapter.formats_tools:
-            results[check.id].status = "skipped"
-            results[check.id].skipped_reason = "formatter does not declare: format_tools"
-    generated_count = max(2, chosen.examples_per_scenario // 10) if chosen.name != "deep" else 40
+    results = _fresh_results(check_list, adapter)
     if scenarios is None:
+        generated_count = max(2, chosen.examples_per_scenario // 10) if chosen.name != "deep" else 40
         scenario_list = builtin_scenarios(wanted)
         for target in wanted:
             scenario_list += random_scenarios(target, generated_count, seed)
@@ -162,6 +158,41 @@ def run_roundtrip_conformance(
         scenario_list = [s for s in scenarios if s.target in wanted]
     followup_checks = [c for c in check_list if not c.requires]
     tool_checks = [c for c in check_list if c.requires and results[c.id].status != "skipped"]
+    _run_followup_checks(adapter, scenario_list, followup_checks, results, report, on_progress=on_progress)
+    if tool_checks:
+        _run_tool_checks(adapter, wanted, tool_checks, results, report)
+    for result in results.values():
+        if result.status == "passed" and result.examples_run == 0:
+            result.skip("applied to no scenario of these targets (or the formatter raised on all of them)")
+    report.results = [results[check.id] for check in check_list]
+    for result in report.results:
+        # The report renderer groups verdicts by target when one report covers several.
+        if hasattr(result, "target"):
+            result.target = report.target
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _fresh_results(check_list: Sequence[Check[Any]], adapter: FormatterAdapter) -> dict[str, CheckResult]:
+    """One result per check; those needing ``format_tools`` are skipped if the formatter lacks it."""
+    results = {check.id: CheckResult(check) for check in check_list}
+    for check in check_list:
+        if "format_tools" in check.requires and not adapter.formats_tools:
+            results[check.id].status = "skipped"
+            results[check.id].skipped_reason = "formatter does not declare: format_tools"
+    return results
+
+
+def _run_followup_checks(
+    adapter: FormatterAdapter,
+    scenario_list: Sequence[RoundTripScenario],
+    followup_checks: Sequence[Check[Any]],
+    results: dict[str, CheckResult],
+    report: Report,
+    *,
+    on_progress: Callable[[str], None] | None,
+) -> None:
+    """Every scenario through the formatter and the SDK, judged by each follow-up check."""
     for scenario in scenario_list:
         if on_progress:
             on_progress(f"{scenario.target}/{scenario.name}")
@@ -179,25 +210,24 @@ def run_roundtrip_conformance(
             if problems:
                 where = f"{scenario.target}/{scenario.name}"
                 result.fail(f"[{where}] {problems[0]}", _counterexample(ctx, problems), scenario=where)
-    if tool_checks:
-        for target in wanted:
-            tools_ctx = evaluate_tools(adapter, target)
-            report.examples += 1 + len(CHOICES)
-            for check in tool_checks:
-                result = results[check.id]
-                result.scenarios_run += 1
-                result.examples_run += 1
-                problems = check.run(tools_ctx)
-                if problems:
-                    text = f"target: {target}\n" + "\n".join(f"violation: {p}" for p in problems[:5])
-                    result.fail(f"[{target}] {problems[0]}", text, scenario=target)
-    for result in results.values():
-        if result.status == "passed" and result.examples_run == 0:
-            result.skip("applied to no scenario of these targets (or the formatter raised on all of them)")
-    report.results = [results[check.id] for check in check_list]
-    for result in report.results:
-        # The report renderer groups verdicts by target when one report covers several.
-        if hasattr(result, "target"):
-            result.target = report.target
-    report.seconds = time.perf_counter() - started
-    return report
+
+
+def _run_tool_checks(
+    adapter: FormatterAdapter,
+    wanted: Sequence[str],
+    tool_checks: Sequence[Check[Any]],
+    results: dict[str, CheckResult],
+    report: Report,
+) -> None:
+    """``format_tools`` once per target (the schema toolset and every tool_choice), judged by each tool check."""
+    for target in wanted:
+        tools_ctx = evaluate_tools(adapter, target)
+        report.examples += 1 + len(CHOICES)
+        for check in tool_checks:
+            result = results[check.id]
+            result.scenarios_run += 1
+            result.examples_run += 1
+            problems = check.run(tools_ctx)
+            if problems:
+                text = f"target: {target}\n" + "\n".join(f"violation: {p}" for p in problems[:5])
+                result.fail(f"[{target}] {problems[0]}", text, scenario=target)

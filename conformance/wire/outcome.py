@@ -201,7 +201,7 @@ def sdk_outcome(api: str, sse: bytes) -> Outcome:
         error = f"{type(raised).__name__}: {raised}"
     try:
         outcome = fold(events)
-    except Exception as raised:  # noqa: BLE001 - an accumulator failing on a dialect is what is reported
+    except Exception as raised:  # an accumulator failing on a dialect is what is reported
         raise SdkAccumulatorError(f"the {api} SDK accumulator failed: {type(raised).__name__}: {raised}") from raised
     outcome.error = outcome.error or error
     return outcome

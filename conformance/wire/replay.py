@@ -125,7 +125,7 @@ def _read_through(
             raise
         except WireFormatError as error:
             raise BodyReadError(str(error) if source in str(error) else f"{source}: {error}") from None
-        except Exception as error:  # noqa: BLE001 - whatever the SDK or library raises on these bytes is the finding
+        except Exception as error:  # whatever the SDK or library raises on these bytes is the finding
             hint = ""
             if isinstance(error, UnicodeDecodeError) and "unexpected end of data" in str(error):
                 hint = " (the body ends inside a UTF-8 sequence: the file was cut)"
@@ -276,6 +276,24 @@ def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, Ex
     return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
+def _call_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, abnormal: bool) -> list[str]:
+    """Where the call paired with ``want`` departs from it (id, then arguments)."""
+    if got is None:
+        return [f"{label}: no call came out for it"]
+    problems: list[str] = []
+    if want.call_id and got.call_id != want.call_id:
+        problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
+    if abnormal or want.arguments is None:
+        if got.arguments is not None:
+            why = "the stream ended abnormally" if abnormal else f"its arguments are invalid ({want.raw_arguments!r})"
+            problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
+    elif got.arguments is None:
+        problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
+    elif not _same_json(got.arguments, want.arguments):
+        problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
+    return problems
+
+
 def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     """Where ``actual`` departs from ``expected`` under the rules in the module docstring."""
     problems: list[str] = []
@@ -290,22 +308,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
     pairs = _pair_calls(expected, actual)
     problems += _order_problems(actual, pairs)
     for position, want, got in pairs:
-        label = f"call {position} ({want.name}, id {want.call_id!r})"
-        if got is None:
-            problems.append(f"{label}: no call came out for it")
-            continue
-        if want.call_id and got.call_id != want.call_id:
-            problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
-        if abnormal or want.arguments is None:
-            if got.arguments is not None:
-                why = (
-                    "the stream ended abnormally" if abnormal else f"its arguments are invalid ({want.raw_arguments!r})"
-                )
-                problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
-        elif got.arguments is None:
-            problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
-        elif not _same_json(got.arguments, want.arguments):
-            problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
+        problems += _call_problems(f"call {position} ({want.name}, id {want.call_id!r})", want, got, abnormal)
     if actual.text != expected.text:
         problems.append(f"text {actual.text!r}, expected {expected.text!r}")
     # Reasoning is compared when the expectation records it (third-party expectations may only

@@ -140,7 +140,7 @@ class Target:
             result = self.call(request, entry.handler)
         except LookupError:
             return {"error": f"unknown request type {request['type']}"}
-        except Exception as error:  # noqa: BLE001, RUF100 (the handler under test may raise anything: it is data)
+        except Exception as error:  # noqa: BLE001 - the handler under test may raise anything: it is data
             return {
                 "raised": {"type": type(error).__name__, "message": str(error), "class": _kind(error)},
                 "callbacks": entry.fired,
