@@ -10,7 +10,7 @@ import contextlib
 import json
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from reference_impl import ApiToolCallStreamingResponseHandler
@@ -232,3 +232,123 @@ class FinalResultAccumulator:
                 entry["arguments"] = arguments
             calls.append(entry)
         return {"tool_calls": calls, "text": "".join(self._text), "reasoning": "".join(self._reasoning)}
+
+
+# -- wrappers around the from-scratch AltApiHandler (tests/alternatives, nothing from reference_impl) ----
+# Used by tests/test_verdict_pins.py. AltApiHandler alone is conformant; each wrapper breaks one thing.
+
+
+class _WrappedAltHandler:
+    """A correct from-scratch handler (``AltApiHandler``) behind a hook that may rewrite each chunk."""
+
+    def __init__(self, on_segment_event: Any = None, on_tool_invocation: Any = None) -> None:
+        from tests.alternatives.api_handler import AltApiHandler
+
+        self._inner = AltApiHandler(on_segment_event=on_segment_event, on_tool_invocation=on_tool_invocation)
+        self._reset_hook()
+
+    def _reset_hook(self) -> None:
+        pass
+
+    def _rewrite(self, chunk: Any) -> Any:
+        return chunk
+
+    def feed(self, chunk: Any) -> Any:
+        return self._inner.feed(self._rewrite(chunk))
+
+    def finalize(self) -> Any:
+        return self._inner.finalize()
+
+    def get_all_events(self) -> Any:
+        return self._inner.get_all_events()
+
+    def get_all_invocations(self) -> Any:
+        return self._inner.get_all_invocations()
+
+    def reset(self) -> None:
+        self._inner.reset()
+        self._reset_hook()
+
+
+def _keep_deltas(chunk: Any, keep: Any) -> Any:
+    deltas = list(chunk.tool_calls or ())
+    kept = [delta for delta in deltas if keep(delta)]
+    return chunk if len(kept) == len(deltas) else replace(chunk, tool_calls=kept or None)
+
+
+class DropThirdParallelCall(_WrappedAltHandler):
+    """The issue's own example: every delta of the third call (by first appearance on the wire) is
+    silently dropped; the first two calls, text and reasoning come out correctly."""
+
+    def _reset_hook(self) -> None:
+        self._indices: list[Any] = []
+
+    def _rewrite(self, chunk: Any) -> Any:
+        for delta in chunk.tool_calls or ():
+            if delta.index not in self._indices:
+                self._indices.append(delta.index)
+        if len(self._indices) < 3:
+            return chunk
+        third = self._indices[2]
+        return _keep_deltas(chunk, lambda delta: delta.index != third)
+
+
+def make_drop_third_call(**callbacks: Any) -> DropThirdParallelCall:
+    return DropThirdParallelCall(**callbacks)
+
+
+class LosesCallAfterInterruption(_WrappedAltHandler):
+    """Drops every later delta of a call once text or reasoning arrived while it was open (a framework
+    that closes the call when text comes): breaks only on text/reasoning between argument deltas."""
+
+    def _reset_hook(self) -> None:
+        self._seen: set[Any] = set()
+        self._cut: set[Any] = set()
+
+    def _rewrite(self, chunk: Any) -> Any:
+        if chunk.content or chunk.reasoning:  # within a chunk, text comes before its tool deltas (R4)
+            self._cut |= self._seen  # calls opened in earlier chunks were interrupted
+        self._seen |= {delta.index for delta in chunk.tool_calls or ()}
+        return _keep_deltas(chunk, lambda delta: delta.index not in self._cut)
+
+
+class ProviderIdKept(_WrappedAltHandler):
+    """AltApiHandler unchanged: the provider id is the segment id when known at START and always the
+    invocation id; a valid END carries no call_id. The control for ``SegmentIdOnly``."""
+
+
+class SegmentIdOnly(_WrappedAltHandler):
+    """AltApiHandler (provider id as segment id when known at START, valid END without call_id) whose
+    invocations get random ids: the segment id is then the only place a valid call keeps the
+    provider's id, and a call STARTed before its id arrived loses it (R9)."""
+
+    def __init__(self, on_segment_event: Any = None, on_tool_invocation: Any = None) -> None:
+        self._random_ids: dict[int, Any] = {}
+        forward = None
+        if on_tool_invocation is not None:
+
+            def forward(invocation: Any) -> Any:
+                return on_tool_invocation(self._renamed(invocation))
+
+        super().__init__(on_segment_event=on_segment_event, on_tool_invocation=forward)
+
+    def _reset_hook(self) -> None:
+        self._random_ids = {}
+
+    def _renamed(self, invocation: Any) -> Any:
+        # keyed by identity: the handler keeps each invocation object alive, callback and list share it
+        if id(invocation) not in self._random_ids:
+            self._random_ids[id(invocation)] = (invocation, replace(invocation, id="inv_" + uuid.uuid4().hex))
+        return self._random_ids[id(invocation)][1]
+
+    def get_all_invocations(self) -> Any:
+        return [self._renamed(invocation) for invocation in self._inner.get_all_invocations()]
+
+
+class DropsTheThirdCallAccumulator(FinalResultAccumulator):
+    """The from-scratch accumulator, losing the third call of a turn (the issue's example, as a result)."""
+
+    def result(self) -> dict[str, Any]:
+        result = super().result()
+        del result["tool_calls"][2:3]
+        return result
