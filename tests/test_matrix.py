@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.adapters import adapters
+from conformance.adapters import adapter, adapters
 from conformance.cli import main
 from conformance.handler import CHECKS
 from conformance.matrix import Cell, Column, Matrix, Row, cell_differences
@@ -24,6 +24,7 @@ from conformance.matrix.render import render_html, render_markdown, repository_r
 from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
 from conformance.matrix.runner import MatrixRun
 from conformance.stack import STACK_CHECKS
+from tests.bridge_targets.node import needs_node, needs_vercel_modules
 
 ROOT = Path(__file__).resolve().parents[1]
 PUBLISHED = ROOT / "docs" / "matrix" / "matrix.json"
@@ -137,12 +138,101 @@ def test_a_small_matrix_is_measured_and_written(tmp_path: Path, capsys: pytest.C
     assert (tmp_path / cells["tool_names_whole"].counterexample).is_file()
 
 
+@needs_node
+@needs_vercel_modules
+def test_the_vercel_column_is_measured_and_its_node_process_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.adapters.vercel_ai_sdk as vercel
+    from conformance.adapters.vercel_ai_sdk import FINDINGS
+    from conformance.matrix import run_matrix
+
+    processes = []
+    opened = vercel.open_stack_target
+
+    def recording_open() -> vercel.VercelStackTarget:
+        target = opened()
+        processes.append(target.process._proc)
+        return target
+
+    monkeypatch.setattr(vercel, "open_stack_target", recording_open)
+    run = run_matrix(profile="dev", seed=0, only=["vercel-ai-sdk"], reference=False)
+    assert len(processes) == 1 and processes[0] is not None and processes[0].poll() is not None
+    matrix = run.matrix
+    assert [c.name for c in matrix.columns] == ["vercel-ai-sdk"] and not run.skipped_columns
+    cells = {row.check: matrix.cells[row.check]["vercel-ai-sdk"] for row in matrix.rows}
+    outcome = cells.pop("stack_outcome_matches")
+    # Exactly the documented findings fail, each linked to its direct reproduction.
+    assert outcome.status == "fail" and outcome.failing_scenarios == len(FINDINGS)
+    assert outcome.reproductions == list(REPRODUCTIONS[("vercel-ai-sdk", "stack_outcome_matches")])
+    assert set(run.counterexamples["vercel-ai-sdk"]) == {"stack_outcome_matches"}
+    assert cells.pop("stack_byte_split_invariant").status == "pass"
+    assert {cell.status for cell in cells.values()} == {"n/a"}
+
+
+@needs_node
+@needs_vercel_modules
+def test_the_vercel_process_is_closed_when_the_run_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    import conformance.adapters.vercel_ai_sdk as vercel
+    import conformance.matrix.runner as runner
+    from conformance.matrix import run_matrix
+
+    processes = []
+    opened = vercel.open_stack_target
+
+    def recording_open() -> vercel.VercelStackTarget:
+        target = opened()
+        processes.append(target.process._proc)
+        return target
+
+    def failing_run(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("the run broke")
+
+    monkeypatch.setattr(vercel, "open_stack_target", recording_open)
+    monkeypatch.setattr(runner, "run_stack_conformance", failing_run)
+    with pytest.raises(RuntimeError, match="the run broke"):
+        run_matrix(profile="dev", seed=0, only=["vercel-ai-sdk"], reference=False)
+    assert len(processes) == 1 and processes[0] is not None and processes[0].poll() is not None
+
+
+def test_a_column_whose_library_is_missing_is_skipped_with_its_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from conformance.matrix import run_matrix
+
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    run = run_matrix(profile="dev", seed=0, only=["vercel-ai-sdk"], reference=False)
+    assert run.matrix.columns == []
+    assert run.skipped_columns == {"vercel-ai-sdk": "`node` is not on PATH: install Node >= 20"}
+
+
 # -- the published table -----------------------------------------------------------------------
 
 
 def _test_functions(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
+
+
+def _reproduction_exists(node: str) -> bool:
+    """A test of this repository named by its pytest node id; a parametrized one of
+    ``tests/test_bridge_repro_vercel.py`` names a script of ``tests/repro_vercel/``."""
+    path, _, name = node.partition("::")
+    function, _, parameter = name.partition("[")
+    if function not in _test_functions(ROOT / path):
+        return False
+    if not parameter:
+        return True
+    return (
+        Path(path).name == "test_bridge_repro_vercel.py"
+        and (ROOT / "tests" / "repro_vercel" / parameter[:-1]).is_file()
+    )
+
+
+def test_every_reproduction_names_a_test_that_exists() -> None:
+    for (column, check), nodes in REPRODUCTIONS.items():
+        assert nodes, f"{column} / {check}: no reproduction"
+        for node in nodes:
+            assert _reproduction_exists(node), f"{column} / {check}: {node} does not exist"
+            assert Path(node.partition("::")[0]).name.startswith(("test_repro_", "test_bridge_repro_")), node
 
 
 def test_every_published_failing_cell_has_a_direct_reproduction_that_exists() -> None:
@@ -159,9 +249,9 @@ def test_every_published_failing_cell_has_a_direct_reproduction_that_exists() ->
         assert tuple(cell.reproductions) == REPRODUCTIONS.get((column, check), ()), f"{column} / {check}"
         assert cell.suite_bug == SUITE_BUGS.get((column, check), "")
         for node in cell.reproductions:
-            path, _, name = node.partition("::")
-            assert name in _test_functions(ROOT / path), f"{column} / {check}: {node} does not exist"
-            expected = "test_matrix_suite_bugs.py" if cell.suite_bug else "test_repro_"
+            path = node.partition("::")[0]
+            assert _reproduction_exists(node), f"{column} / {check}: {node} does not exist"
+            expected = ("test_matrix_suite_bugs.py",) if cell.suite_bug else ("test_repro_", "test_bridge_repro_")
             assert Path(path).name.startswith(expected), node
         assert (PUBLISHED.parent / cell.counterexample).is_file(), cell.counterexample
     assert not set(REPRODUCTIONS) - {(column, check) for column, check, _ in failing}, "reproductions of no cell"
@@ -177,6 +267,10 @@ def test_published_matrix_covers_every_check_and_adapter_at_the_pinned_versions(
         if "==" in line and not line.startswith("#")
     )
     for column in matrix.columns[1:]:
+        node = adapter(column.name).node
+        if node is not None:  # a Node library: pinned by its package-lock.json
+            assert column.versions == node.versions, f"{column.name}: not measured at {node.directory}'s lock file"
+            continue
         for distribution, version in column.versions.items():
             assert pins.get(distribution) == version, f"{column.name}: {distribution} {version} is not pinned"
     assert (matrix.profile, matrix.seed) == ("ci", 0)

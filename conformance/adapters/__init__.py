@@ -1,6 +1,7 @@
 """Adapters: widely used libraries' own streaming accumulation, run as targets of the suite.
 
-One module per library, each an optional extra (``pip install 'toolcall-conformance[adapters]'``).
+One module per library, each an optional extra (``pip install 'toolcall-conformance[adapters]'``), except
+the Vercel AI SDK, which runs in Node over the bridge (``npm ci`` in ``examples/bridge/vercel``).
 Every adapter goes through the suite's public extension points only and is kept minimal, so that
 a failure is the library's behaviour and not the adapter's; its module docstring says what it
 maps and what it cannot, and its ``ADAPTER`` (an ``AdapterInfo``) how the suite runs it, what it
@@ -15,9 +16,9 @@ from __future__ import annotations
 
 import importlib
 
-from conformance.adapters.base import AdapterInfo, Kind, distribution_version
+from conformance.adapters.base import AdapterInfo, Kind, NodePackages, distribution_version
 
-__all__ = ["ADAPTER_MODULES", "AdapterInfo", "Kind", "adapter", "adapters", "distribution_version"]
+__all__ = ["ADAPTER_MODULES", "AdapterInfo", "Kind", "NodePackages", "adapter", "adapters", "distribution_version"]
 
 # The order of the matrix columns (after the reference).
 ADAPTER_MODULES = (
@@ -27,6 +28,7 @@ ADAPTER_MODULES = (
     "conformance.adapters.openai_agents",
     "conformance.adapters.openai_sdk",
     "conformance.adapters.anthropic_sdk",
+    "conformance.adapters.vercel_ai_sdk",
 )
 
 

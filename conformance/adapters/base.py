@@ -4,20 +4,27 @@ An adapter makes one library's own streaming accumulation look like a target of 
 the suite's public extension points only (``run_conformance`` for handlers and final-result
 accumulators, ``run_stack_conformance`` for converter-level stacks). ``AdapterInfo`` is the one place
 that says, for the matrix and for a user reading the code, how it is run and what it declares.
+
+A library that is not Python (the Vercel AI SDK, run in Node over the bridge) declares ``node``
+(a ``NodePackages``): its versions are then the ones its ``package-lock.json`` pins, and it is
+missing when ``node`` is not on PATH or its ``node_modules`` is not installed.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import importlib.util
+import json
+import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
 from conformance.handler.capabilities import Capabilities
 from conformance.stack import StackCapabilities
 
-__all__ = ["AdapterInfo", "Kind", "distribution_version"]
+__all__ = ["AdapterInfo", "Kind", "NodePackages", "distribution_version", "npm_lock_versions"]
 
 Kind = Literal["handler", "accumulator", "stack"]
 
@@ -28,6 +35,50 @@ def distribution_version(distribution: str) -> str | None:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
         return None
+
+
+def npm_lock_versions(directory: Path) -> dict[str, str]:
+    """Every package ``directory/package-lock.json`` pins at the top level (``{"ai": "6.0.326", ...}``)."""
+    lock = json.loads((directory / "package-lock.json").read_text(encoding="utf-8"))
+    prefix = "node_modules/"
+    return {
+        path.removeprefix(prefix): str(entry["version"])
+        for path, entry in lock.get("packages", {}).items()
+        if path.startswith(prefix) and path.count(prefix) == 1 and "version" in entry
+    }
+
+
+@dataclass(frozen=True)
+class NodePackages:
+    """A library that runs in Node: the folder holding its ``package.json``, ``package-lock.json`` and (after
+    ``npm ci``) ``node_modules``, and the packages whose pinned versions every report records (the library first)."""
+
+    directory: Path
+    packages: tuple[str, ...]
+
+    @property
+    def versions(self) -> dict[str, str]:
+        """The recorded packages with the versions the lock file pins (ones it does not pin left out)."""
+        pinned = npm_lock_versions(self.directory)
+        return {name: pinned[name] for name in self.packages if name in pinned}
+
+    def missing(self) -> list[str]:
+        """What stops it from running, each with its fix (empty: it can run)."""
+        if shutil.which("node") is None:
+            return ["`node` is not on PATH: install Node >= 20"]
+        if not (self.directory / "node_modules" / self.packages[0] / "package.json").is_file():
+            shown = _shown(self.directory)
+            return [f"{shown}/node_modules is not installed: run `npm ci` in {shown}"]
+        return []
+
+
+def _shown(directory: Path) -> str:
+    """``directory`` relative to the source tree (``examples/bridge/vercel``) when it is inside it."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return directory.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(directory)
 
 
 @dataclass(frozen=True)
@@ -41,7 +92,9 @@ class AdapterInfo:
     ``capabilities`` what it declares; ``excluded`` the checks the adapter cannot judge faithfully,
     each with the reason shown in its skipped cell; ``extra`` the pip extra that installs it;
     ``environment`` variables set before the library is imported (a library that fetches from the
-    network on import, otherwise).
+    network on import, otherwise). A library that runs in Node sets ``node`` instead of
+    ``distributions`` and ``imports`` (and no ``extra``); its stack factory returns a target that
+    holds a process (``.stack``, ``.capabilities``, ``close()``), which the matrix closes after the run.
     """
 
     name: str
@@ -54,15 +107,21 @@ class AdapterInfo:
     excluded: Mapping[str, str] = field(default_factory=dict)
     extra: str = "adapters"
     environment: Mapping[str, str] = field(default_factory=dict)
+    node: NodePackages | None = None
 
     @property
     def version(self) -> str | None:
-        """The library's installed version, or None when it is not installed."""
+        """The library's installed version (a Node library's pinned one), or None when it is not installed."""
+        if self.node is not None:
+            return self.node.versions.get(self.node.packages[0])
         return distribution_version(self.distributions[0])
 
     @property
     def versions(self) -> dict[str, str]:
-        """Every recorded distribution with its installed version (missing ones left out)."""
+        """Every recorded distribution with its installed version (missing ones left out); for a Node
+        library, its recorded packages with the versions its lock file pins."""
+        if self.node is not None:
+            return self.node.versions
         found = {name: distribution_version(name) for name in self.distributions}
         return {name: version for name, version in found.items() if version is not None}
 
@@ -72,8 +131,17 @@ class AdapterInfo:
         return f"{self.name} {self.version or '(not installed)'}"
 
     def missing(self) -> list[str]:
-        """The modules the adapter needs that cannot be imported (empty: it can run)."""
+        """The modules the adapter needs that cannot be imported (empty: it can run); for a Node library,
+        what is not installed, with its fix."""
+        if self.node is not None:
+            return self.node.missing()
         return [module for module in self.imports if importlib.util.find_spec(module) is None]
+
+    def install_hint(self, missing: list[str]) -> str:
+        """Why the matrix skips the column and how to install it (``missing`` from ``missing()``)."""
+        if self.node is not None:
+            return "; ".join(missing)
+        return f"not installed ({', '.join(missing)}): pip install 'toolcall-conformance[{self.extra}]'"
 
     def load(self) -> Callable[..., Any]:
         """Import the adapter's factory (the library itself is imported lazily, on first use)."""

@@ -19,17 +19,18 @@ legitimate alternative, or a convention of our corpus).
 
 from __future__ import annotations
 
-import json
 import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.adapters.base import AdapterInfo, NodePackages, npm_lock_versions
 from conformance.bridge import DEFAULT_TIMEOUT, BridgeBroken, BridgeProcess, BridgeStack, stack_target
 from conformance.handler import TargetError
 from conformance.stack import StackCapabilities
 
 __all__ = [
+    "ADAPTER",
     "CHAT_PROVIDERS",
     "COMPATIBLE_FINDINGS",
     "FINDINGS",
@@ -49,13 +50,30 @@ _SHOWN_PACKAGES = ("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "@ai-sdk/google"
 
 def pinned_versions() -> dict[str, str]:
     """Every package the lock file pins (``{"ai": "6.0.326", "@ai-sdk/openai": ..., ...}``)."""
-    lock = json.loads((PROGRAM.parent / "package-lock.json").read_text(encoding="utf-8"))
-    prefix = "node_modules/"
-    return {
-        path.removeprefix(prefix): str(entry["version"])
-        for path, entry in lock.get("packages", {}).items()
-        if path.startswith(prefix) and path.count(prefix) == 1 and "version" in entry
-    }
+    return npm_lock_versions(PROGRAM.parent)
+
+
+# The matrix column: the default Chat Completions provider (@ai-sdk/openai), as ``FINDINGS`` describes it.
+# The capabilities are what the bridge declares in its hello (the matrix checks they agree).
+ADAPTER = AdapterInfo(
+    name="vercel-ai-sdk",
+    distributions=(),
+    imports=(),
+    kind="stack",
+    factory="conformance.adapters.vercel_ai_sdk:open_stack_target",
+    capabilities=StackCapabilities(
+        apis=("openai-chat", "openai-responses", "anthropic", "gemini"),
+        text=True,
+        reasoning=True,
+        converter_options=False,
+    ),
+    summary="streamText().fullStream over @ai-sdk/openai (Chat Completions and Responses), @ai-sdk/anthropic and "
+    "@ai-sdk/google, in Node over the bridge (examples/bridge/vercel/vercel_bridge.mjs), fed the bundled "
+    "recordings' bytes through each provider's fetch option, offline; a call counts when streamText would run it",
+    extra="",
+    # The packages this column runs (not @ai-sdk/openai-compatible: that is chat_provider="openai-compatible").
+    node=NodePackages(PROGRAM.parent, ("ai", "@ai-sdk/openai", "@ai-sdk/anthropic", "@ai-sdk/google")),
+)
 
 
 def version() -> str:

@@ -6,9 +6,15 @@ behaviours the suite passes), so a cell that flips is noticed twice. ``SUITE_BUG
 failing cells suspected to be the suite's fault rather than the library's (their reproduction, in
 ``tests/test_matrix_suite_bugs.py``, shows the suite's wrong verdict): they are shown as such,
 never as the library's defect.
+
+The Vercel AI SDK runs in Node: its reproductions are the scripts under ``tests/repro_vercel/``, one
+per finding (``conformance.adapters.vercel_ai_sdk.FINDINGS``), each run by a parametrized test of
+``tests/test_bridge_repro_vercel.py`` (the node id names the script).
 """
 
 from __future__ import annotations
+
+from conformance.adapters.vercel_ai_sdk import FINDINGS as _VERCEL_FINDINGS
 
 __all__ = ["REPRODUCTIONS", "SUITE_BUGS"]
 
@@ -18,6 +24,7 @@ _LITELLM = "tests/test_repro_litellm.py::"
 _AGENTS = "tests/test_repro_openai_agents.py::"
 _OPENAI = "tests/test_repro_openai.py::"
 _ANTHROPIC = "tests/test_repro_anthropic.py::"
+_VERCEL = "tests/test_bridge_repro_vercel.py::test_the_reproduction_still_reproduces[{}]"
 
 REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
     ("langchain-core", "tool_names_whole"): (_LANGCHAIN + "test_restated_name_is_concatenated",),
@@ -90,6 +97,10 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         _ANTHROPIC + "test_truncated_arguments_at_max_tokens_are_repaired_into_a_smaller_object",
         _ANTHROPIC + "test_stream_cut_before_message_stop_gives_a_runnable_call_and_no_error",
         _ANTHROPIC + "test_stream_cut_mid_call_gives_a_partial_input_and_no_error",
+    ),
+    # Every recording of FINDINGS fails this cell (tests/test_bridge_vercel.py asserts exactly those fail).
+    ("vercel-ai-sdk", "stack_outcome_matches"): tuple(
+        _VERCEL.format(script) for script in dict.fromkeys(f.reproduction for f in _VERCEL_FINDINGS.values())
     ),
 }
 

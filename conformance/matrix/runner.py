@@ -29,7 +29,7 @@ from conformance.matrix.reference import (
     reference_stack,
 )
 from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
-from conformance.stack import STACK_CHECKS, StackCapabilities, run_stack_conformance
+from conformance.stack import STACK_CHECKS, Stack, StackCapabilities, run_stack_conformance
 from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Report
 from conformance.wire import bundled_cassette_dir
 
@@ -167,6 +167,25 @@ def _run_reference(run: MatrixRun, progress: Callable[[str], None]) -> None:
     column.examples = report.examples + stack_report.examples
 
 
+@contextmanager
+def _opened_stack(info: AdapterInfo) -> Iterator[Stack]:
+    """The adapter's stack. A Node library's factory returns a running target (``.stack``, ``.capabilities``,
+    ``close()``): its process is closed when the run ends, however it ends, and what it declares in its
+    hello must be what its ``AdapterInfo`` declares (the column shows the latter)."""
+    made = info.load()()
+    if info.node is None:
+        yield made
+        return
+    try:
+        if made.capabilities != info.capabilities:
+            raise ValueError(
+                f"{info.name}: the target declares {made.capabilities}, its AdapterInfo {info.capabilities}"
+            )
+        yield made.stack
+    finally:
+        made.close()
+
+
 def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
     matrix = run.matrix
     for key, value in info.environment.items():
@@ -182,14 +201,15 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
     )
     matrix.columns.append(column)
     if isinstance(capabilities, StackCapabilities):
-        report = run_stack_conformance(
-            info.load()(),
-            [bundled_cassette_dir()],
-            capabilities=capabilities,
-            profile=matrix.profile,
-            seed=matrix.seed,
-            target=info.label,
-        )
+        with _opened_stack(info) as stack:
+            report = run_stack_conformance(
+                stack,
+                [bundled_cassette_dir()],
+                capabilities=capabilities,
+                profile=matrix.profile,
+                seed=matrix.seed,
+                target=info.label,
+            )
         _fill(run, column, report, None, "stack")
         _not_applicable(matrix, info.name, "stack")
         return
@@ -245,9 +265,7 @@ def run_matrix(
         for info in known:
             missing = info.missing()
             if missing:
-                run.skipped_columns[info.name] = (
-                    f"not installed ({', '.join(missing)}): pip install 'toolcall-conformance[{info.extra}]'"
-                )
+                run.skipped_columns[info.name] = info.install_hint(missing)
                 continue
             progress(info.label)
             _run_adapter(run, info)
