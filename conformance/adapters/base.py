@@ -90,7 +90,10 @@ class AdapterInfo:
     ``imports`` the modules that must be importable for the adapter to run; ``kind`` how the suite
     drives it; ``factory`` (``MODULE:ATTRIBUTE``) what ``toolcall-conformance run`` takes for it;
     ``capabilities`` what it declares; ``excluded`` the checks the adapter cannot judge faithfully,
-    each with the reason shown in its skipped cell; ``extra`` the pip extra that installs it;
+    each with the reason shown in its skipped cell; ``recordings_excluded`` (stacks) the recordings
+    it is not judged on, each with why (a legitimate alternative or a convention of our corpus,
+    reproduced directly all the same): not applicable in its cell, never passes;
+    ``extra`` the pip extra that installs it;
     ``environment`` variables set before the library is imported (a library that fetches from the
     network on import, otherwise). A library that runs in Node sets ``node`` instead of
     ``distributions`` and ``imports`` (and no ``extra``); its stack factory returns a target that
@@ -105,6 +108,7 @@ class AdapterInfo:
     capabilities: Capabilities | StackCapabilities
     summary: str
     excluded: Mapping[str, str] = field(default_factory=dict)
+    recordings_excluded: Mapping[str, str] = field(default_factory=dict)
     extra: str = "adapters"
     environment: Mapping[str, str] = field(default_factory=dict)
     node: NodePackages | None = None

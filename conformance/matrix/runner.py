@@ -209,6 +209,7 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
                 profile=matrix.profile,
                 seed=matrix.seed,
                 target=info.label,
+                excluded=info.recordings_excluded,
             )
         _fill(run, column, report, None, "stack")
         _not_applicable(matrix, info.name, "stack")

@@ -21,23 +21,30 @@ __all__ = [
 # How many distinct failures of one check a report shows by default (``--all-counterexamples``: all).
 DEFAULT_COUNTEREXAMPLES = 3
 
-# Quoted strings, lists, objects, numbers, and ids (``#...`` segment references, uuids): values
-# that differ from run to run without changing what kind of failure it is. A quote opens a value
-# only after a non-word character: the apostrophe of "provider's" is prose, and reading it as a
-# quote would swallow the message up to the next quote, leaving random ids in the signature.
-_VALUES = re.compile(
-    r"(?<!\w)'(?:[^'\\]|\\.)*'|(?<!\w)\"(?:[^\"\\]|\\.)*\"|\[[^\]]*\]|\{[^}]*\}|#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?"
-)
+# Values that differ from run to run without changing what kind of failure a message describes.
+# A quote opens a value only after a non-word character: the apostrophe of "provider's" is prose,
+# and reading it as a quote would swallow the message up to the next quote.
+_QUOTED = re.compile(r"(?<!\w)'(?:[^'\\]|\\.)*'|(?<!\w)\"(?:[^\"\\]|\\.)*\"")
+# Innermost objects and lists, blanked repeatedly so that a nested one becomes one value.
+_INNERMOST = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
+# Segment references (``#...``), uuids, numbers.
+_SCALARS = re.compile(r"#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?")
 
 
 def signature(message: str) -> str:
     """What kind of failure a violation message describes: the message with its values blanked.
 
     Two failures with the same signature are the same bug on different data (``'read_'`` and
-    ``'get_'`` cut short); different signatures are distinct findings, each shown with its own
-    minimal counterexample.
+    ``'get_'`` cut short; ``{}`` and a deeply nested object run where neither should); different
+    signatures are distinct findings, each shown with its own minimal counterexample.
     """
-    return _VALUES.sub("_", message.splitlines()[0] if message else "")
+    # The first line by "\n" only: str.splitlines() would also cut at a U+2028 inside a quoted value.
+    text = _QUOTED.sub("_", message.split("\n", 1)[0])
+    while True:
+        blanked = _INNERMOST.sub("_", text)
+        if blanked == text:
+            return _SCALARS.sub("_", text)
+        text = blanked
 
 
 ContextT = TypeVar("ContextT")
