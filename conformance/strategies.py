@@ -31,11 +31,11 @@ All of them shrink towards short, plain inputs, so a failure is reported with th
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence as _Sequence
 
 from hypothesis import strategies as st
 
-from conformance.handler.fragment import refragmented
+from conformance.handler.fragment import refragmented as _refragmented
 from conformance.handler.generate import scenarios, wire_scenarios
 from conformance.turns.generate import (
     argument_objects,
@@ -46,7 +46,7 @@ from conformance.turns.generate import (
     text_format_responses,
     wire_bodies,
 )
-from reference_impl.types import ChunkResponse
+from reference_impl.types import ChunkResponse as _ChunkResponse
 
 __all__ = [
     "argument_objects",
@@ -62,6 +62,6 @@ __all__ = [
 ]
 
 
-def fragmentations(chunks: Sequence[ChunkResponse]) -> st.SearchStrategy[list[ChunkResponse]]:
+def fragmentations(chunks: _Sequence[_ChunkResponse]) -> st.SearchStrategy[list[_ChunkResponse]]:
     """The same logical stream re-cut anywhere: parallel calls interleaved, ids and names moved later."""
-    return refragmented(chunks)
+    return _refragmented(chunks)

@@ -7,11 +7,12 @@
 """
 
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
-from conformance.converter.factory import ConverterFactoryError, as_converter_factory
+from conformance.converter.factory import Converter, ConverterFactoryError, as_converter_factory
 from conformance.converter.runner import run_converter_conformance
 
 __all__ = [
     "CONVERTER_CHECKS",
+    "Converter",
     "ConverterContext",
     "ConverterFactoryError",
     "NotApplicable",

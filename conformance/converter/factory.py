@@ -11,10 +11,24 @@ that can be called neither way is refused before the run starts, saying which si
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
 
-__all__ = ["ConverterFactoryError", "as_converter_factory"]
+__all__ = ["Converter", "ConverterFactoryError", "as_converter_factory"]
+
+
+class Converter(Protocol):
+    """What the suite calls on a converter: one SDK event in, the chunks it gives out.
+
+    Chunks are read by attribute as ``ChunkResponse`` describes them (``content``, ``reasoning``,
+    ``tool_calls``, ``is_complete``, ``finish_reason``, ``error``, ``usage``); any class with those
+    attributes will do. Optional: ``fail(exc)`` (the chunks for an in-band SDK error) and
+    ``api_errors`` (the SDK exception classes that mean one).
+    """
+
+    def convert(self, event: Any) -> Iterable[Any]: ...
+
+    def finish(self) -> Iterable[Any]: ...
 
 
 class ConverterFactoryError(TypeError):
@@ -29,7 +43,7 @@ def _accepts(signature: inspect.Signature, *args: Any) -> bool:
     return True
 
 
-def as_converter_factory(target: Callable[..., Any], name: str = "") -> Callable[..., Any]:
+def as_converter_factory(target: Callable[..., Converter], name: str = "") -> Callable[..., Converter]:
     """``target`` as a factory the suite calls as ``factory(api, **converter_options)``.
 
     ``target`` may take the wire API name first (``make_converter(api, **options)``), or nothing
@@ -44,7 +58,7 @@ def as_converter_factory(target: Callable[..., Any], name: str = "") -> Callable
         return target
     if _accepts(signature):
 
-        def without_api(api: str, **converter_options: Any) -> Any:
+        def without_api(api: str, **converter_options: Any) -> Converter:
             del api  # a zero-argument factory converts the one wire API it was written for
             return target(**converter_options)
 

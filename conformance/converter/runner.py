@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
-from conformance.converter.factory import as_converter_factory
+from conformance.converter.factory import Converter, as_converter_factory
 from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile
 from conformance.wire import (
     Body,
@@ -132,7 +132,7 @@ def _finish_statuses(results: dict[str, CheckResult], report: Report, unreadable
 
 
 def run_converter_conformance(
-    converter_factory: Callable[..., Any],
+    converter_factory: Callable[..., Converter],
     cassette_dirs: Iterable[Path],
     *,
     profile: str | Profile = "ci",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from reference_impl.followup import (
     FOLLOWUP_TARGETS,
@@ -13,7 +13,20 @@ from reference_impl.followup import (
 )
 from reference_impl.tools import ToolChoice, ToolDefinition
 
-__all__ = ["FormatterAdapter", "as_formatter"]
+__all__ = ["Formatter", "FormatterAdapter", "as_formatter"]
+
+
+class Formatter(Protocol):
+    """A round-trip formatter: the follow-up request's messages for one provider target.
+
+    Optional: ``format_tools(target, tools, choice) -> dict`` (the request's tool keyword arguments)
+    and ``targets`` (the provider targets it writes for; default: all). ``as_formatter`` also takes
+    a class or zero-argument factory returning one, or a bare ``format_followup`` function.
+    """
+
+    def format_followup(
+        self, target: str, turn: FinishedTurn, results: Sequence[ToolResult]
+    ) -> list[dict[str, Any]]: ...
 
 
 class FormatterAdapter:

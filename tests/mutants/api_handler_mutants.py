@@ -19,6 +19,8 @@ from typing import Any
 
 from reference_impl import ApiToolCallStreamingResponseHandler, ChunkResponse, SegmentEvent, SegmentType
 from reference_impl.arguments import parse_arguments
+
+# Private seam: handler mutants build on the reference's per-call state to change one behaviour each.
 from reference_impl.handlers.api_tool_call import _ToolCallState
 
 

@@ -26,6 +26,8 @@ from reference_impl.converters import (
     StreamConverter,
 )
 from reference_impl.converters.base import clean_name, get_field, text_or_none
+
+# Private seam: the index-collapsing mutants reuse the reference's reading of a delta's wire index.
 from reference_impl.converters.openai_chat import _wire_index
 from reference_impl.tracker import TrackedCall
 from reference_impl.types import ChunkResponse, StreamError, TokenUsage, ToolCallDelta

@@ -5,6 +5,9 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from reference_impl import ParsingStreamingResponseHandler, SegmentType
+
+# Private seam: parser mutants patch the shared scanning helpers of reference_impl.parsers._base to
+# plant one defect in every text format at once (a mutant is the reference with one change).
 from reference_impl.parsers import PARSERS, TextToolParser, ToolCallFailure, _base
 from tests.mutants.api_handler_mutants import Mutant
 
