@@ -66,6 +66,7 @@ __all__ = [
     "tool_params",
 ]
 
+# Matched with fullmatch: "$" alone also matches before a trailing newline ("get_weather\n" is no name).
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
 
 # Every target a formatter in this package knows. "deepseek" is the OpenAI Chat wire format with
@@ -121,7 +122,7 @@ class ToolDefinition:
     strict: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.match(self.name):
+        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.fullmatch(self.name):
             bad = sorted({c for c in str(self.name) if not re.match(r"[a-zA-Z0-9_-]", c)})
             reason = (
                 f"it contains {''.join(bad)!r}"
@@ -186,7 +187,7 @@ class ToolChoice:
             )
         if (self.mode == "named") != (self.name is not None):
             raise ToolChoiceError("a named tool_choice needs a name, and only a named one may have one")
-        if self.name is not None and not TOOL_NAME_PATTERN.match(self.name):
+        if self.name is not None and not TOOL_NAME_PATTERN.fullmatch(self.name):
             raise ToolChoiceError(f"tool_choice names a tool {self.name!r} that is not a valid tool name")
 
     @classmethod

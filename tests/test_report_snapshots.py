@@ -5,10 +5,8 @@ syrupy keeps the rendered terminal report and JUnit XML of a failing run in
 fail shows up as a reviewable diff (``pytest --snapshot-update`` after reviewing it). The handler
 is the faithful seed-000 transcription, whose bugs are documented in the README. Only what is
 random by design is masked: the seed handler's uuid4 segment and call ids, and elapsed time. The
-run does not shrink: hypothesis (6.170) tries shrink candidates in an order that differs from one
-process to the next with the same seed (measured with fixed ids and hash seed: the same inputs and
-verdicts, in another order), so a shrunk counterexample can end on another, equally small input.
-The first-found counterexamples and every count are deterministic, and the layout is the same.
+run is the same in every process (``verdict.the_same_search_in_every_process``), so counts and
+shrunk counterexamples are pinned exactly, serially and under pytest-xdist alike.
 """
 
 from __future__ import annotations
@@ -47,9 +45,7 @@ def _mask(text: str) -> str:
 def seed_report() -> Iterator[Report]:
     logging.disable(logging.CRITICAL)  # the seed handler logs every swallowed callback error
     try:
-        yield run_conformance(
-            make_handler, capabilities=Capabilities(reasoning=False), profile="dev", seed=3, shrink=False
-        )
+        yield run_conformance(make_handler, capabilities=Capabilities(reasoning=False), profile="dev", seed=3)
     finally:
         logging.disable(logging.NOTSET)
 

@@ -55,6 +55,7 @@ from conformance.verdict import (
     resolve_profile,
     search_settings,
     signature,
+    the_same_search_in_every_process,
 )
 from reference_impl.types import ChunkResponse
 
@@ -315,7 +316,8 @@ class _Session:
             self.record(self.judge(scenario, chunks, probe=False), scenario, chunks, found)
 
         _share_database_key(every_case, label)
-        every_case()
+        with the_same_search_in_every_process():
+            every_case()
 
     @staticmethod
     def _small(found: _Found) -> bool:
@@ -347,7 +349,8 @@ class _Session:
 
         _share_database_key(fails_the_same_way, found.label)
         try:
-            fails_the_same_way()
+            with the_same_search_in_every_process():
+                fails_the_same_way()
         except AssertionError:
             pass
         except Exception as error:  # noqa: BLE001 - the target re-run by shrinking may raise anything (Flaky too)

@@ -22,7 +22,7 @@ from conformance.http_replay.chunking import Chunking, cuts_strategy
 from conformance.http_replay.errors import ReplayError, ReplayOptionError
 from conformance.http_replay.routes import route_for
 from conformance.http_replay.session import Engine, Replay, replay_cassette
-from conformance.verdict import search_settings
+from conformance.verdict import search_settings, the_same_search_in_every_process
 from conformance.wire import Case
 
 __all__ = ["DEFAULT_EXAMPLES", "FuzzRun", "ReplayFuzzError", "fuzz_cassette"]
@@ -102,7 +102,8 @@ def fuzz_cassette(
             scenario(replay)
 
     try:
-        search()
+        with the_same_search_in_every_process():
+            search()
     except Exception as error:
         cuts = run.last_cuts  # hypothesis replays the shrunk example last
         body = recording.responses[0].body

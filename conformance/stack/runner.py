@@ -21,6 +21,7 @@ from conformance.verdict import (
     describe_factory,
     resolve_profile,
     search_settings,
+    the_same_search_in_every_process,
 )
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
 from conformance.wire.final import FinalResultError, read_final_result
@@ -209,7 +210,8 @@ def _search_splits(
     try:
         for pieces in fixed:
             same_result.hypothesis.inner_test(pieces)  # type: ignore[attr-defined]
-        same_result()
+        with the_same_search_in_every_process():
+            same_result()
     except AssertionError:
         if failure:
             pieces, got = failure[0]

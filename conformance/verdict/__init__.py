@@ -21,6 +21,7 @@ from conformance.verdict.profiles import (
     register_hypothesis_profiles,
     resolve_profile,
     search_settings,
+    the_same_search_in_every_process,
     use_example_database,
 )
 from conformance.verdict.report import Report, describe_factory, merge_reports
@@ -43,5 +44,6 @@ __all__ = [
     "resolve_profile",
     "search_settings",
     "signature",
+    "the_same_search_in_every_process",
     "use_example_database",
 ]

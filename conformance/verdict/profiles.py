@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +18,7 @@ __all__ = [
     "register_hypothesis_profiles",
     "resolve_profile",
     "search_settings",
+    "the_same_search_in_every_process",
     "use_example_database",
 ]
 
@@ -118,3 +120,37 @@ def search_settings(
         return configured
 
     return apply
+
+
+@contextmanager
+def the_same_search_in_every_process() -> Iterator[None]:
+    """Run a search whose inputs depend on its seed alone, not on what else the process imported.
+
+    Hypothesis (since 6.131) also draws literals mined from every *local* module in ``sys.modules``
+    (about one draw in twenty): the CLI, pytest (which imports the user's test modules) and a
+    pytest-xdist worker then generate different inputs from the same seed, and a failure seen in
+    one is not found again by another. The suite's generators are built to reach what matters, so
+    inside its searches that pool is empty; the user's own hypothesis tests are left as they are.
+    Without the private hook (another hypothesis version) the search runs unchanged.
+    """
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - a hypothesis without the module
+        yield
+        return
+    mined = getattr(providers, "_get_local_constants", None)
+    empty = getattr(providers, "_local_constants", None)
+    if mined is None or empty is None:
+        yield
+        return
+    nothing = type(empty)(
+        integers=type(empty.integers)(),
+        floats=type(empty.floats)(key=empty.floats.key),
+        bytes=type(empty.bytes)(),
+        strings=type(empty.strings)(),
+    )
+    providers._get_local_constants = lambda: nothing  # noqa: SLF001 - hypothesis has no setting for it
+    try:
+        yield
+    finally:
+        providers._get_local_constants = mined  # noqa: SLF001 - restored for the user's own tests
