@@ -11,13 +11,14 @@ import json
 import logging
 import pickle
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
 from conformance.handler import Capabilities
 from conformance.handler.runner import run_conformance
-from conformance.handler.sharded import ShardedRun
+from conformance.handler.sharded import ShardedRun, ShrinkTask, Shrunk
 from conformance.verdict import Report
 from examples.seed000_handler import make_handler as seed_handler
 from reference_impl import ApiToolCallStreamingResponseHandler as APIHandler
@@ -37,45 +38,46 @@ def _comparable(report: Report) -> str:
     return re.sub(r"[0-9a-f]{8,32}", "<id>", json.dumps(document, indent=1, sort_keys=True))
 
 
-def _sharded(run: ShardedRun, count: int) -> Report:
+@dataclass
+class _Rounds:
+    """Every part a sharded run's workers would exchange, pickled and unpickled as they would be."""
+
+    tasks: list[ShrinkTask]
+    shrunk_per_shard: list[list[Shrunk]]
+    report: Report
+
+
+def _rounds(run: ShardedRun, count: int) -> _Rounds:
     searched = [pickle.loads(pickle.dumps(run.search((index, count)))) for index in range(count)]
     merged, tasks = run.merge(searched)
-    shrunk = [
-        done for index in range(count) for done in pickle.loads(pickle.dumps(run.shrink(merged, tasks, (index, count))))
-    ]
-    return run.finish(merged, shrunk)
+    per_shard = [pickle.loads(pickle.dumps(run.shrink(merged, tasks, (index, count)))) for index in range(count)]
+    return _Rounds(tasks, per_shard, run.finish(merged, [done for part in per_shard for done in part]))
 
 
 _SEED_OPTIONS: dict[str, Any] = {"profile": "dev", "seed": 3, "capabilities": Capabilities(reasoning=False)}
 
 
-@pytest.fixture(scope="module")
-def seed_whole() -> Report:
+def test_a_failing_handler_sharded_equals_one_run_and_each_kind_is_shrunk_once() -> None:
+    # One test for the three questions on one handler: its whole run (about ten seconds) is
+    # computed once, whichever pytest-xdist worker runs it.
     logging.disable(logging.CRITICAL)
     try:
-        return run_conformance(seed_handler, **_SEED_OPTIONS)
+        whole = run_conformance(seed_handler, **_SEED_OPTIONS)
+        in_two = _rounds(ShardedRun(seed_handler, **_SEED_OPTIONS), 2)
+        in_three = _rounds(ShardedRun(seed_handler, **_SEED_OPTIONS), 3)
     finally:
         logging.disable(logging.NOTSET)
-
-
-@pytest.mark.parametrize("count", [2, 3])
-def test_a_failing_handler_sharded_equals_one_run(seed_whole: Report, count: int) -> None:
-    assert not seed_whole.conformant and sum(len(r.counterexamples) for r in seed_whole.results) > 5
-    assert _comparable(_sharded(ShardedRun(seed_handler, **_SEED_OPTIONS), count)) == _comparable(seed_whole)
+    assert not whole.conformant and sum(len(r.counterexamples) for r in whole.results) > 5
+    assert _comparable(in_two.report) == _comparable(whole)
+    assert _comparable(in_three.report) == _comparable(whole)
+    # Each kind of failure is shrunk once, by one shard, however many shards met it.
+    kinds = [(task.check_id, task.message) for task in in_two.tasks]
+    assert len(kinds) == len(set(kinds)) > 3
+    done = [[item.task for item in part] for part in in_two.shrunk_per_shard]
+    assert done == [in_two.tasks[0::2], in_two.tasks[1::2]]
 
 
 def test_a_conformant_handler_sharded_equals_one_run() -> None:
     whole = run_conformance(APIHandler, profile="dev", seed=1)
     assert whole.conformant
-    assert _comparable(_sharded(ShardedRun(APIHandler, profile="dev", seed=1), 2)) == _comparable(whole)
-
-
-def test_the_shrinking_is_divided_not_repeated() -> None:
-    run = ShardedRun(seed_handler, **_SEED_OPTIONS)
-    searched = [run.search((index, 2)) for index in range(2)]
-    merged, tasks = run.merge(searched)
-    # Each kind of failure is shrunk once, by one shard, however many shards met it.
-    kinds = [(task.check_id, task.message) for task in tasks]
-    assert len(kinds) == len(set(kinds)) > 3
-    mine = [run.shrink(merged, tasks, (index, 2)) for index in range(2)]
-    assert sorted(len(part) for part in mine) == sorted([len(tasks[0::2]), len(tasks[1::2])])
+    assert _comparable(_rounds(ShardedRun(APIHandler, profile="dev", seed=1), 2).report) == _comparable(whole)
