@@ -74,13 +74,13 @@ def test_calls_in_wire_order_pairs_id_less_calls_by_position_not_by_validity() -
     assert result.status == "passed", result.counterexample
 
 
-# Found on pydantic-ai 2.68 (matrix, profile ci, seed 0): a nameless, id-less third call is lost by
-# the library, and the part of the second call (started as 'g' with a generated id, ended early,
-# its arguments arriving after its END) is left over. The suite pairs the lost third call with
-# that part and charges argument_integrity with the second call's '{}'. What the library got
-# wrong is the lost call (invalid_arguments_flagged: it needed an error) and the content after END
-# (segment_lifecycle), both reproduced directly; argument_integrity has no content of the third
-# call to judge.
+# Found on pydantic-ai 2.68 (matrix, profile ci, seed 0) and fixed: a nameless, id-less third call
+# is lost by the library, and the part of the second call (started as 'g' with a generated id,
+# ended early, its arguments arriving after its END) is left over. The suite paired the lost third
+# call with that part and charged argument_integrity with the second call's '{}'. A call the stream
+# never named or identified now pairs only with a call that came out without a name. What the
+# library got wrong is the lost call and the content after END (segment_lifecycle), both
+# reproduced directly; argument_integrity has no content of the third call to judge.
 _T = SegmentType.TOOL_CALL
 _LOST_THIRD_CHUNKS = (
     ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0", "get_weather", "{")]),
@@ -155,11 +155,6 @@ class _LosesTheThirdCall:
         return list(self.invocations)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite bug: a lost nameless call is paired with another call's left-over part, and argument_integrity "
-    "charges it with that part's content (found on pydantic-ai 2.68; published as a suite bug)",
-)
 def test_argument_integrity_does_not_charge_a_lost_nameless_call_with_another_calls_content() -> None:
     report = run_conformance(
         _LosesTheThirdCall,

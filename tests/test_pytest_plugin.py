@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 
 import pytest
@@ -351,3 +352,18 @@ def test_the_example_database_is_opt_in_and_replays_what_a_run_saved(pytester: p
     assert with_database.ret == 1
     with_database.stdout.fnmatch_lines([f"*example database {database}*"])
     assert any(path.is_file() for path in database.rglob("*")), "the failing inputs were not saved"
+
+
+def test_the_printed_rerun_command_reruns_the_same_failing_test(pytester: pytest.Pytester) -> None:
+    # Catches a re-run line that omits the options choosing the target: pasted back, it would
+    # select nothing (no handler given: every generated test deselected) instead of the failure.
+    pytester.syspathinsert(str(ROOT))
+    argv = ["-p", "no:cacheprovider", "--toolcall-profile", "dev", "--toolcall-no-reasoning"]
+    argv += ["--toolcall-handler", "tests.mutants.api_handler_mutants:NameConcat", "-k", "tool_names_whole"]
+    first = pytester.runpytest(*argv)
+    assert first.ret == 1
+    line = next(text for text in first.stdout.lines if text.strip().startswith("re-run: pytest"))
+    assert "--toolcall-handler tests.mutants.api_handler_mutants:NameConcat" in line
+    assert "--toolcall-no-reasoning" in line
+    again = pytester.runpytest("-p", "no:cacheprovider", *shlex.split(line.strip().removeprefix("re-run: pytest")))
+    again.assert_outcomes(failed=1)

@@ -1,10 +1,12 @@
 """Conformance checks for converters (provider stream -> ``ChunkResponse``/``ToolCallDelta``).
 
 A converter is checked on recordings with expectations (the bundled cassettes, or any directory
-of yours): each body is replayed through the real SDK, offline, as one piece and cut at arbitrary
-byte offsets by hypothesis (inside UTF-8 sequences, inside ``\\n\\n``, one-byte pieces), and the
+of yours): each body is replayed through the real SDK or client library, offline, and the
 converter's output is checked both structurally and, through the reference handler, against the
-expectation. A converter factory takes the wire API name (``converter_for`` is the reference).
+expectation. A converter only sees the SDK's objects, so byte splits of the body cannot reach it
+(the SDK's own parsing absorbs them; the stack checks and the project's replay tests cut bodies at
+arbitrary byte offsets). A converter factory takes the wire API name, or nothing for a converter
+class of one wire API (``conformance.converter.factory``; ``converter_for`` is the reference).
 
 Three checks compare the converter with facts of the recording that no expectation file holds,
 read off the SDK's own stream objects and accumulators by ``conformance.wire.recorded``: how far each

@@ -111,9 +111,5 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
 
 # tests/test_matrix_suite_bugs.py keeps the suite bugs found while measuring as strict xfails,
 # whether or not the current generator meets them; a cell listed here is published as a suite bug.
-SUITE_BUGS: dict[tuple[str, str], str] = {
-    ("pydantic-ai", "argument_integrity"): (
-        "tests/test_matrix_suite_bugs.py::test_argument_integrity_does_not_charge_a_lost_nameless_call_with_another_"
-        "calls_content"
-    ),
-}
+# None published at the moment (the pairing bug found on pydantic-ai's argument_integrity is fixed).
+SUITE_BUGS: dict[tuple[str, str], str] = {}

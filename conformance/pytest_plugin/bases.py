@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import shlex
 import weakref
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
@@ -32,6 +33,36 @@ __all__ = [
 MARKER = "toolcall_conformance"
 
 
+# Options that say what runs (given on the command line, they belong in the re-run command too).
+_VALUE_OPTIONS = (
+    "handler",
+    "accumulator",
+    "adapter",
+    "converter",
+    "formatter",
+    "text_format",
+    "text_lag",
+    "database",
+)
+
+
+def _rerun_options(config: pytest.Config) -> str:
+    """The ``--toolcall-*`` options of this session that choose the target and its capabilities."""
+    words: list[str] = []
+    for name in _VALUE_OPTIONS:
+        value = config.getoption("toolcall_" + name, default=None)
+        if value:
+            words += [f"--toolcall-{name.replace('_', '-')}", str(value)]
+    for option in CAPABILITY_OPTIONS:
+        if config.getoption("toolcall_" + option.field, default=False):
+            words.append(option.pytest_option)
+    for api in config.getoption("toolcall_format", default=None) or ():
+        words += ["--toolcall-format", api]
+    for directory in config.getoption("toolcall_cassette_dir", default=None) or ():
+        words += ["--toolcall-cassette-dir", directory]
+    return "".join(f" {shlex.quote(word)}" for word in words)
+
+
 def _check_test(check: Check[Any]) -> Callable[..., None]:
     check_id = check.id
 
@@ -43,8 +74,8 @@ def _check_test(check: Check[Any]) -> Callable[..., None]:
         if result.status == "failed":
             detail = "\n".join(c.text for c in result.counterexamples) or result.message
             rerun = (
-                f"re-run: pytest '{request.node.nodeid}' --toolcall-profile {report.profile} "
-                f"--toolcall-seed {report.seed}"
+                f"re-run: pytest '{request.node.nodeid}'{_rerun_options(request.config)} "
+                f"--toolcall-profile {report.profile} --toolcall-seed {report.seed}"
             )
             pytest.fail(
                 f"{result.check.title}\n"
