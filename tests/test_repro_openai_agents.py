@@ -11,7 +11,6 @@ Runner runs a real agent. Each test asserts one behaviour of ``docs/matrix.md``.
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
@@ -22,26 +21,9 @@ from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, fun
 from agents.models.interface import ModelTracing  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
 
+from tests.repro_chat_sse import sse, tc  # noqa: E402
+
 set_tracing_disabled(True)
-
-
-def tc(index, id=None, name=None, args=None):
-    entry = {"index": index, "function": {k: v for k, v in (("name", name), ("arguments", args)) if v is not None}}
-    if id is not None:
-        entry.update(id=id, type="function")
-    return {"tool_calls": [entry]}
-
-
-def sse(*deltas, finish="tool_calls"):
-    chunks = [{"role": "assistant", "content": ""}, *({"content": d} if isinstance(d, str) else d for d in deltas)]
-    events = [{"index": 0, "delta": d, "finish_reason": None} for d in chunks] + [
-        {"index": 0, "delta": {}, "finish_reason": finish}
-    ]
-    lines = (
-        json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [e]})
-        for e in events
-    )
-    return ("".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n").encode()
 
 
 def model(*bodies):

@@ -10,7 +10,6 @@ runs inside an ``Agent`` with a typed tool. Each test asserts one behaviour of `
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
 
@@ -24,24 +23,7 @@ from pydantic_ai.messages import ModelRequest, PartDeltaEvent, PartEndEvent, Par
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
-
-def tc(index, id=None, name=None, args=None):
-    entry = {"index": index, "function": {k: v for k, v in (("name", name), ("arguments", args)) if v is not None}}
-    if id is not None:
-        entry.update(id=id, type="function")
-    return {"tool_calls": [entry]}
-
-
-def sse(*deltas, finish="tool_calls"):
-    chunks = [{"role": "assistant", "content": ""}, *({"content": d} if isinstance(d, str) else d for d in deltas)]
-    events = [{"index": 0, "delta": d, "finish_reason": None} for d in chunks] + [
-        {"index": 0, "delta": {}, "finish_reason": finish}
-    ]
-    lines = (
-        json.dumps({"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m", "choices": [e]})
-        for e in events
-    )
-    return ("".join(f"data: {line}\n\n" for line in lines) + "data: [DONE]\n\n").encode()
+from tests.repro_chat_sse import sse, tc  # noqa: E402
 
 
 def model(*bodies):
