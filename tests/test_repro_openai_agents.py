@@ -19,27 +19,14 @@ httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed")
 
 from agents import Agent, ModelSettings, OpenAIChatCompletionsModel, Runner, function_tool, set_tracing_disabled  # noqa: E402
 from agents.models.interface import ModelTracing  # noqa: E402
-from openai import AsyncOpenAI  # noqa: E402
 
-from tests.repro_chat_sse import sse, tc  # noqa: E402
+from tests.repro_chat_sse import serving, sse, tc  # noqa: E402
 
 set_tracing_disabled(True)
 
 
 def model(*bodies):
-    queue = list(bodies)
-
-    def respond(request):
-        return httpx2.Response(
-            200, content=queue.pop(0) if len(queue) > 1 else queue[0], headers={"content-type": "text/event-stream"}
-        )
-
-    client = AsyncOpenAI(
-        api_key="x",
-        base_url="http://compatible.test/v1",
-        max_retries=0,
-        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(respond)),
-    )
+    client = serving(*bodies, base_url="http://compatible.test/v1")
     return OpenAIChatCompletionsModel(model="m", openai_client=client)
 
 

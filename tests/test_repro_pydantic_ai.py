@@ -16,30 +16,17 @@ import pytest
 pytest.importorskip("pydantic_ai", reason="pydantic-ai is not installed (pip install '.[adapters]')")
 httpx2 = pytest.importorskip("httpx2", reason="httpx2 is not installed")
 
-from openai import AsyncOpenAI  # noqa: E402
 from pydantic_ai import Agent  # noqa: E402
 from pydantic_ai.direct import model_request_stream  # noqa: E402
 from pydantic_ai.messages import ModelRequest, PartDeltaEvent, PartEndEvent, PartStartEvent, UserPromptPart  # noqa: E402
 from pydantic_ai.models.openai import OpenAIChatModel  # noqa: E402
 from pydantic_ai.providers.openai import OpenAIProvider  # noqa: E402
 
-from tests.repro_chat_sse import sse, tc  # noqa: E402
+from tests.repro_chat_sse import serving, sse, tc  # noqa: E402
 
 
 def model(*bodies):
-    queue = list(bodies)
-
-    def respond(request):
-        return httpx2.Response(
-            200, content=queue.pop(0) if len(queue) > 1 else queue[0], headers={"content-type": "text/event-stream"}
-        )
-
-    client = AsyncOpenAI(
-        api_key="x",
-        base_url="http://test/v1",
-        max_retries=0,
-        http_client=httpx2.AsyncClient(transport=httpx2.MockTransport(respond)),
-    )
+    client = serving(*bodies)
     return OpenAIChatModel("m", provider=OpenAIProvider(openai_client=client))
 
 

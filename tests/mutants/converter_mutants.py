@@ -386,6 +386,18 @@ class CompleteOnItemDone(OpenAIResponsesConverter):
         return chunks
 
 
+def index_tool_calls_by_block(chunks: list[ChunkResponse], calls: Any) -> list[ChunkResponse]:
+    """The planted KEY_BY_POSITION defect of the content-block APIs: each tool delta's index becomes
+    the position of its content block (text and reasoning blocks count), as a naive converter keys it."""
+    blocks = {call.index: call.keys[0] for call in calls}
+    for chunk in chunks:
+        for delta in chunk.tool_calls or ():
+            block = blocks.get(delta.index)
+            if isinstance(block, int):
+                delta.index = block
+    return chunks
+
+
 # -- Anthropic Messages --------------------------------------------------------------------------
 
 
@@ -393,14 +405,7 @@ class BlockIndexAsToolIndex(AnthropicConverter):
     """KEY_BY_POSITION: ``ToolCallDelta.index = event.index``, the content block index (text blocks count) (A03)."""
 
     def _convert(self, event: Any) -> list[ChunkResponse]:
-        chunks = super()._convert(event)
-        blocks = {call.index: call.keys[0] for call in self.tracker.calls()}
-        for chunk in chunks:
-            for delta in chunk.tool_calls or ():
-                block = blocks.get(delta.index)
-                if isinstance(block, int):
-                    delta.index = block
-        return chunks
+        return index_tool_calls_by_block(super()._convert(event), self.tracker.calls())
 
 
 class StartInputAsDelta(AnthropicConverter):

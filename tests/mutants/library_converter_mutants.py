@@ -34,6 +34,7 @@ from tests.mutants.converter_mutants import (
     SumCumulativeUsage,
     _mutant,
     _ReasoningAsContent,
+    index_tool_calls_by_block,
 )
 
 __all__ = ["LIBRARY_MUTANTS"]
@@ -97,14 +98,7 @@ class ConverseBlockIndexAsToolIndex(BedrockConverseConverter):
     """KEY_BY_POSITION: ``ToolCallDelta.index = contentBlockIndex`` (text and reasoning blocks count) (A03)."""
 
     def _convert(self, event: Any) -> list[ChunkResponse]:
-        chunks = super()._convert(event)
-        blocks = {call.index: call.keys[0] for call in self.tracker.calls()}
-        for chunk in chunks:
-            for delta in chunk.tool_calls or ():
-                block = blocks.get(delta.index)
-                if isinstance(block, int):
-                    delta.index = block
-        return chunks
+        return index_tool_calls_by_block(super()._convert(event), self.tracker.calls())
 
 
 class ConverseServerToolAsClient(BedrockConverseConverter):
