@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,7 +18,9 @@ import pytest
 from conformance import Capabilities, run_conformance
 from conformance.cli import main
 from conformance.handler import plan
+from conformance.handler.scenarios import ExpectedOutcome, Scenario
 from tests import verdict_targets as targets
+from reference_impl.types import ChunkResponse
 from tests.alternatives.formatter import ConservativeRoundTripFormatter
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,6 +195,36 @@ def test_a_hanging_handler_is_stopped_and_named() -> None:
     report = run_conformance(targets.HangsOnReasoning, profile="dev", seed=0, deadline=0.5)
     assert "finishes_within_deadline" in _failed(report)
     assert "hung on scenario" in report.stopped
+
+
+def test_a_check_that_judged_nothing_is_skipped_never_passed(tmp_path: Path) -> None:
+    # The first feed() hangs, so only a stream without chunks was ever judged: it exercises no
+    # check but the robustness ones. Every other check judged nothing and must say SKIP, with why,
+    # in the report, the JSON and the JUnit file alike (issue 18: "16 passed, 1 failed").
+    report_json, junit = tmp_path / "report.json", tmp_path / "junit.xml"
+    argv = ["run", "--handler", "tests.verdict_targets:HangsOnFirstFeed", "--profile", "dev", "--deadline", "0.5"]
+    assert main([*argv, "--report-json", str(report_json), "--junit-xml", str(junit)]) == 1
+    checks = {c["id"]: c for c in json.loads(report_json.read_text())["checks"]}
+    passed = sorted(check for check, c in checks.items() if c["status"] == "passed")
+    assert passed == ["events_readable", "no_crash"], passed  # judged the empty stream: it did not crash
+    assert checks["finishes_within_deadline"]["status"] == "failed"
+    for check in ("segment_per_call", "text_conserved", "invocations_match_stream", "segment_lifecycle"):
+        assert checks[check]["status"] == "skipped", check
+        assert "not reached before the run stopped" in checks[check]["message"], check
+    skipped_cases = ET.parse(junit).getroot().findall("testcase/skipped")
+    assert len(skipped_cases) == sum(1 for c in checks.values() if c["status"] == "skipped")
+
+
+def test_a_run_over_a_stream_without_calls_judges_no_call_check() -> None:
+    from reference_impl import ApiToolCallStreamingResponseHandler
+
+    text_only = Scenario("text", (ChunkResponse(content="hi"),), ExpectedOutcome(text="hi"))
+    report = run_conformance(ApiToolCallStreamingResponseHandler, scenarios=[text_only], profile="dev", seed=0)
+    results = {r.check.id: r for r in report.results}
+    for check in ("segment_per_call", "tool_names_whole", "provider_ids_kept", "invocations_match_stream"):
+        assert results[check].status == "skipped", check
+        assert results[check].skipped_reason == "ran on no applicable input", check
+    assert results["text_conserved"].status == "passed"
 
 
 @pytest.mark.parametrize(

@@ -111,6 +111,14 @@ class HangsOnReasoning(ApiToolCallStreamingResponseHandler):
         return super().feed(chunk)
 
 
+class HangsOnFirstFeed(ApiToolCallStreamingResponseHandler):
+    """Hangs the moment it is fed anything: only a stream without chunks gets through."""
+
+    def feed(self, chunk: Any) -> Any:
+        while True:
+            time.sleep(0.01)
+
+
 # -- correct targets written from scratch (nothing from reference_impl) -------------------------------
 
 

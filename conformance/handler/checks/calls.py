@@ -85,6 +85,7 @@ def _argument_texts(ctx: CheckContext, actual: ObservedCall) -> list[str]:
 def segment_per_call(ctx: CheckContext) -> list[str]:
     if ctx.surfaced_by_exception:
         raise NotApplicable("the target stopped the stream by raising on its abnormal end")
+    ctx.require_calls()
     problems = _conflict_groups_ok(ctx)
     expected = ctx.scenario.expected.tool_calls
     flagged = [m for m in ctx.matches if _in_conflict(ctx, m)]
@@ -114,6 +115,8 @@ def segment_per_call(ctx: CheckContext) -> list[str]:
     consequence_of={"segment_per_call"},
 )
 def tool_names_whole(ctx: CheckContext) -> list[str]:
+    if not any(call.name for call in ctx.scenario.expected.tool_calls):
+        raise NotApplicable("the stream names no tool call")
     problems = []
     for match in ctx.matches:
         actual, want = match.actual, match.expected.name
@@ -147,6 +150,8 @@ def tool_names_whole(ctx: CheckContext) -> list[str]:
 def provider_ids_kept(ctx: CheckContext) -> list[str]:
     if ctx.surfaced_by_exception:
         raise NotApplicable("the target stopped the stream by raising on its abnormal end")
+    if not any(call.call_id for call in ctx.scenario.expected.tool_calls):
+        raise NotApplicable("no call of the stream carries a provider id")
     problems = []
     for match in ctx.matches:
         want = match.expected.call_id
@@ -172,6 +177,8 @@ def provider_ids_kept(ctx: CheckContext) -> list[str]:
     consequence_of={"segment_per_call"},
 )
 def invalid_arguments_flagged(ctx: CheckContext) -> list[str]:
+    if all(call.valid for call in ctx.scenario.expected.tool_calls):
+        raise NotApplicable("every call of the stream may run")
     problems = []
     for match in ctx.matches:
         call, actual = match.expected, match.actual
@@ -206,6 +213,7 @@ def invalid_arguments_flagged(ctx: CheckContext) -> list[str]:
     consequence_of={"segment_per_call", "tool_names_whole", "invalid_arguments_flagged", "provider_ids_kept"},
 )
 def invocations_match_stream(ctx: CheckContext) -> list[str]:
+    ctx.require_calls()
     problems = []
     for match in ctx.matches:
         call, actual = match.expected, match.actual
@@ -278,6 +286,7 @@ def calls_in_wire_order(ctx: CheckContext) -> list[str]:
     consequence_of={"segment_per_call"},
 )
 def argument_integrity(ctx: CheckContext) -> list[str]:
+    ctx.require_calls()
     problems = []
     for match in ctx.matches:
         actual = match.actual

@@ -17,7 +17,7 @@ from conformance.handler.capabilities import Capabilities
 from conformance.handler.drive import ObservedCall, Transcript
 from conformance.handler.observe import ObservedEvent, is_reasoning_segment_type
 from conformance.handler.scenarios import ExpectedCall, Scenario
-from conformance.verdict import CheckRegistry
+from conformance.verdict import CheckRegistry, NotApplicable
 from reference_impl.types import ToolCallDelta
 
 __all__ = ["HANDLER_CHECKS", "CallMatch", "CheckContext", "as_json"]
@@ -179,6 +179,15 @@ class CheckContext:
             call.raw_arguments or (derived[i] if len(derived) == len(expected) else "")
             for i, call in enumerate(expected)
         ]
+
+    def require_calls(self, what: str = "tool calls") -> None:
+        """Raise ``NotApplicable`` when neither the stream nor the target's output holds a tool call.
+
+        A run over a stream without calls, where the target produced none, judges nothing about
+        calls: counting it as a pass would let a check PASS on inputs that never exercised it.
+        """
+        if not self.scenario.expected.tool_calls and not self.transcript.calls:
+            raise NotApplicable(f"no {what} in the stream or in the target's output")
 
     @property
     def unmatched(self) -> list[ObservedCall]:

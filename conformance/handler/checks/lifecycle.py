@@ -41,6 +41,8 @@ def _first_difference(seen: Sequence[Any], logged: Sequence[Any], log_name: str)
 def segment_lifecycle(ctx: CheckContext) -> list[str]:
     if ctx.surfaced_by_exception:
         raise NotApplicable("the target stopped the stream by raising on its abnormal end")
+    if not ctx.segments:
+        raise NotApplicable("the target emitted no segment")
     problems: list[str] = []
     for segment_id, seq in ctx.segments.items():
         kinds = [event.kind for event in seq]
@@ -68,6 +70,8 @@ def returned_events_are_all_events(ctx: CheckContext) -> list[str]:
     if ctx.surfaced_by_exception:
         raise NotApplicable("the target stopped the stream by raising on its abnormal end")
     returned = ctx.transcript.returned_flat
+    if not returned and not ctx.transcript.events:
+        raise NotApplicable("the target emitted no event")
     if returned == ctx.transcript.events:
         return []
     return [
@@ -88,6 +92,8 @@ def returned_events_are_all_events(ctx: CheckContext) -> list[str]:
 def callbacks_see_returned_events(ctx: CheckContext) -> list[str]:
     problems = []
     transcript = ctx.transcript
+    if not (transcript.callback_events or transcript.events or transcript.callback_invocations or transcript.invocations):
+        raise NotApplicable("the target emitted no event and no invocation")
     if transcript.callback_events != transcript.events:
         problems.append(
             f"on_segment_event saw {len(transcript.callback_events)} events, get_all_events() has "

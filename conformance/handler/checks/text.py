@@ -38,6 +38,8 @@ def text_conserved(ctx: CheckContext) -> list[str]:
     else:
         got = "".join(e.delta for e in ctx.transcript.events if e.kind == "content" and ctx.is_text(e))
     want = _want(ctx, "content")
+    if not got and not want:
+        raise NotApplicable("no text in the stream or in the target's output")
     if got == want:
         return []
     return [f"text deltas concatenate to {got!r}, the stream's text is {want!r}"]
@@ -60,6 +62,8 @@ def reasoning_conserved(ctx: CheckContext) -> list[str]:
     else:
         got = "".join(e.delta for e in ctx.transcript.events if e.kind == "content" and ctx.is_reasoning(e))
     want = _want(ctx, "reasoning")
+    if not got and not want:
+        raise NotApplicable("no reasoning in the stream or in the target's output")
     if got == want:
         return []
     return [f"reasoning deltas concatenate to {got!r}, the stream's reasoning is {want!r}"]
@@ -75,6 +79,8 @@ def reasoning_conserved(ctx: CheckContext) -> list[str]:
     rule=rule("R5"),
 )
 def text_segments_follow_wire(ctx: CheckContext) -> list[str]:
+    if not ctx.tool_segment_ids or not any(e.kind == "content" and ctx.is_text(e) for e in ctx.transcript.events):
+        raise NotApplicable("the target's output has no tool segment or no text")
     started_calls: list[str] = []
     opened_before: dict[str, int] = {}  # text segment -> number of tool STARTs before its START
     for event in ctx.transcript.events:
@@ -131,6 +137,8 @@ def text_and_reasoning_in_wire_order(ctx: CheckContext) -> list[str]:
     if not ctx.capabilities.reasoning:
         want = [run for run in want if run[0] == "text"]
         got = [run for run in got if run[0] == "text"]
+    if not got and not want:
+        raise NotApplicable("no text or reasoning in the stream or in the target's output")
     if got == want:
         return []
     return [f"text and reasoning arrive as {want}, the target emitted them as {got}"]
@@ -148,6 +156,8 @@ def text_and_reasoning_in_wire_order(ctx: CheckContext) -> list[str]:
     rule=rule("R14"),
 )
 def text_streams_within_lag(ctx: CheckContext) -> list[str]:
+    if not any(chunk.content for chunk in ctx.transcript.chunks):
+        raise NotApplicable("the stream carries no text")
     lag = ctx.capabilities.text_lag_chars or 0
     # Tool markup in the text (text-embedded formats) is never emitted as text; allowing for all
     # of it keeps the bound sound without knowing where the blocks are.
