@@ -30,7 +30,15 @@ from conformance.cli.targets import HandlerTarget, add_capability_options, resol
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
 from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, save_scenario
 from conformance.report import render_terminal, write_json, write_junit
-from conformance.verdict import DEFAULT_COUNTEREXAMPLES, PROFILES, Report, merge_reports, use_example_database
+from conformance.verdict import (
+    DEFAULT_COUNTEREXAMPLES,
+    HARMS,
+    PROFILES,
+    Report,
+    merge_reports,
+    parse_harm,
+    use_example_database,
+)
 from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
@@ -123,6 +131,14 @@ def add_parser(commands: Any) -> None:
         "--all-counterexamples",
         action="store_true",
         help=f"show every distinct failure of a check (default: the first {DEFAULT_COUNTEREXAMPLES})",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=[harm.value for harm in HARMS],
+        metavar="HARM",
+        help="exit 1 only for findings at least this harmful, worst first: "
+        + ", ".join(harm.value for harm in HARMS)
+        + " (default: any finding). Findings below it are still reported.",
     )
     parser.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
@@ -375,6 +391,7 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     specs = {r.target: r.target_spec for r in reports}
     report = merge_reports(reports, title)
+    report.fail_on = parse_harm(args.fail_on) if args.fail_on else None
     print(render_terminal(report))
     if args.save_failures:
         _save_failures(report, args.save_failures, specs)
@@ -384,7 +401,7 @@ def run(args: argparse.Namespace) -> int:
         write_junit(report, args.junit_xml)
     if interrupted or report.stopped.startswith("interrupted"):
         return EXIT_INTERRUPTED
-    return EXIT_CONFORMANT if report.conformant else EXIT_VIOLATIONS
+    return EXIT_CONFORMANT if report.passes else EXIT_VIOLATIONS
 
 
 def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:

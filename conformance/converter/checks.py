@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from conformance.verdict import Check, CheckRegistry, NotApplicable
+from conformance.verdict import Check, CheckRegistry, Harm, NotApplicable
 from conformance.wire import Body
 from conformance.wire.cases import Case
 from conformance.wire.outcome import Outcome
@@ -115,6 +115,7 @@ def _outcome_matches(ctx: ConverterContext) -> list[str]:
     rationale="Block indices and output indices count text and reasoning too; leaked, they open phantom calls (A03).",
     how_to_fix="Map provider keys (output_index, item_id, block index) through a tracker to a running counter.",
     taxonomy=("A03", "A18"),
+    harm=Harm.STREAM_SHAPE,
 )
 def _indices_dense(ctx: ConverterContext) -> list[str]:
     seen: list[int] = []
@@ -135,6 +136,7 @@ def _indices_dense(ctx: ConverterContext) -> list[str]:
     rationale="Restated names concatenate and changing ids split calls in naive accumulators (A06, B03).",
     how_to_fix="Emit the name on the first delta only; drop restatements and '' placeholders.",
     taxonomy=("A05", "A06", "B03"),
+    harm=Harm.STREAM_SHAPE,
 )
 def _id_and_name_once(ctx: ConverterContext) -> list[str]:
     ids: dict[int, set[str]] = defaultdict(set)
@@ -159,6 +161,7 @@ def _id_and_name_once(ctx: ConverterContext) -> list[str]:
     rationale="Snapshot-as-delta, done-only and double-encoded arguments corrupt calls silently (A09, A11, A15, D06).",
     how_to_fix="Forward only new text; serialise object arguments once; take done-only arguments from the done event.",
     taxonomy=("A09", "A11", "A15", "D06"),
+    harm=Harm.RAN_WRONG,
 )
 def _deltas_match_final_arguments(ctx: ConverterContext) -> list[str]:
     texts: dict[int, list[str]] = defaultdict(list)
@@ -206,6 +209,7 @@ def _expected_kind(expected: Outcome) -> str | None:
         "to 'incomplete'; never mark a normal end."
     ),
     taxonomy=("F06", "F07", "F08"),
+    harm=Harm.RAN_WRONG,
 )
 def _abnormal_end_surfaced(ctx: ConverterContext) -> list[str]:
     want = _expected_kind(ctx.expected)
@@ -226,6 +230,7 @@ def _abnormal_end_surfaced(ctx: ConverterContext) -> list[str]:
     rationale="Handlers finalize on is_complete; an early one drops the rest of the stream (F03).",
     how_to_fix="Mark completion once, on the stream's real terminal event (or at the end of iteration).",
     taxonomy=("F03",),
+    harm=Harm.STREAM_SHAPE,
 )
 def _one_terminal_chunk_last(ctx: ConverterContext) -> list[str]:
     complete = [position for position, chunk in enumerate(ctx.result.chunks) if chunk.is_complete]
@@ -247,6 +252,7 @@ def _one_terminal_chunk_last(ctx: ConverterContext) -> list[str]:
     "event) are not applicable.",
     how_to_fix="Forward each argument fragment in the chunks you return for the event that carried it.",
     taxonomy=("C07",),
+    harm=Harm.STREAM_SHAPE,
 )
 def _arguments_stream_incrementally(ctx: ConverterContext) -> list[str]:
     """After each SDK event that extended a streamed call's arguments, the converter's argument text
@@ -327,6 +333,7 @@ def _held_back(recording: Recording, position: int, call: Any, emitted: list[tup
     "thought tokens. Recordings without usage are not applicable.",
     how_to_fix="Overwrite usage with each snapshot (keeping fields a snapshot leaves out); never add snapshots up.",
     taxonomy=("F05",),
+    harm=Harm.STREAM_SHAPE,
 )
 def _usage_is_last_snapshot(ctx: ConverterContext) -> list[str]:
     """The last ``ChunkResponse.usage`` is a reading of the provider's last cumulative usage snapshot.
@@ -365,6 +372,7 @@ def _usage_is_last_snapshot(ctx: ConverterContext) -> list[str]:
     "with the recording's own parts and items; recordings without them are not applicable.",
     how_to_fix="Put thought_signature (base64) and item_id in ToolCallDelta.provider_metadata of their own call.",
     taxonomy=("G07", "A13", "G02"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _provider_metadata_kept(ctx: ConverterContext) -> list[str]:
     """Each call's merged ``provider_metadata`` holds what the recording sent for that call.
@@ -426,6 +434,7 @@ def _provider_metadata_kept(ctx: ConverterContext) -> list[str]:
     ),
     how_to_fix="Keep every piece of per-stream state on the converter instance, created in __init__.",
     taxonomy=("B07",),
+    harm=Harm.RAN_WRONG,
 )
 def _instances_independent(ctx: ConverterContext) -> list[str]:
     if ctx.interleaved is None:

@@ -18,6 +18,7 @@ from conformance.wire import (
     iter_payload_events,
     load_body,
 )
+from conformance.wire.harm import outcome_harm
 from conformance.wire.recorded import Recording, read_recording
 from conformance.wire.replay import ReplayResult, as_chunk_response, replay_body
 from reference_impl.types import ChunkResponse
@@ -88,7 +89,14 @@ def _judge(case: Case, context: ConverterContext, results: dict[str, CheckResult
         result.examples_run += 1
         if problems:
             text = f"recording: {case.body_path}\nviolation: " + "\n".join(problems)
-            result.fail(problems[0], text, scenario=case.name)
+            # The outcome check is judged on what the replay finished with; the converter's own
+            # contract checks carry their declared harm.
+            harm = (
+                outcome_harm(context.expected, context.result.outcome if context.crash is None else None, context.crash)
+                if check.id == "converter_outcome_matches"
+                else None
+            )
+            result.fail(problems[0], text, scenario=case.name, harm=harm)
 
 
 def _replay_case(

@@ -126,6 +126,12 @@ class Transcript:
     copy_leaks: list[str] = field(default_factory=list)
     reset_problems: list[str] = field(default_factory=list)
     callback_isolation_problems: list[str] = field(default_factory=list)
+    # What ran in the probes' re-runs of the same stream (None: not probed, or the re-run raised),
+    # so that the harm of a lifecycle failure is read from what ran, not from the check.
+    reset_invocations: list[ObservedInvocation] | None = None
+    isolated_invocations: list[ObservedInvocation] | None = None
+    reset_crash: str = ""  # how the re-run after reset() raised
+    callback_crash: str = ""  # how a raising callback escaped and aborted the re-run
 
     @property
     def returned_flat(self) -> list[ObservedEvent]:
@@ -344,7 +350,9 @@ class HandlerTarget:
             handler.reset()
             events, invocations = self._rerun(handler, transcript.chunks)
         except Exception as error:  # noqa: BLE001 - reset() and the replay are user code: a raise is a finding
+            transcript.reset_crash = f"after reset(), the same stream raised {type(error).__name__}: {error}"
             return [f"after reset(), replaying the same stream raised {type(error).__name__}: {error}"]
+        transcript.reset_invocations = invocations
         provider_ids = _provider_ids(transcript.chunks)
         problems = []
         if _canonical(events, invocations, provider_ids) != _canonical(
@@ -366,10 +374,12 @@ class HandlerTarget:
             handler = self.factory(on_segment_event=explode, on_tool_invocation=explode)
             events, invocations = self._rerun(handler, transcript.chunks)
         except Exception as error:  # noqa: BLE001 - the injected error escaping, or any other, is the finding
+            transcript.callback_crash = f"a raising UI callback aborted the turn: {type(error).__name__}: {error}"
             return [
                 "a raising on_segment_event/on_tool_invocation callback escaped the handler: "
                 f"{type(error).__name__}: {error}"
             ]
+        transcript.isolated_invocations = invocations
         provider_ids = _provider_ids(transcript.chunks)
         if _canonical(events, invocations, provider_ids) != _canonical(
             transcript.events, transcript.invocations, provider_ids

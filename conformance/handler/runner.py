@@ -40,6 +40,7 @@ from conformance.handler.drive import (
 )
 from conformance.handler.fragment import describe_chunks, refragmented
 from conformance.handler.generate import wire_scenarios
+from conformance.handler.harm import PROBED_CHECKS, check_harm, run_harm
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
 from conformance.handler.text_scenarios import text_scenarios
@@ -47,6 +48,7 @@ from conformance.verdict import (
     DEFAULT_COUNTEREXAMPLES,
     Check,
     CheckResult,
+    HarmVerdict,
     NotApplicable,
     Profile,
     Report,
@@ -157,6 +159,7 @@ class _Run:
     failed: dict[str, list[str]] = field(default_factory=dict)  # primary failures only
     consequences: dict[str, str] = field(default_factory=dict)  # consequence check -> primary check
     not_judged: set[str] = field(default_factory=set)  # checks the run could not be judged by (it crashed)
+    harms: dict[str, HarmVerdict] = field(default_factory=dict)  # per failing check: what it did to the user
 
 
 def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run:
@@ -187,6 +190,13 @@ def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run
             run.consequences[check_id] = cause
         else:
             run.failed[check_id] = problems
+    main: list[HarmVerdict] = []  # the main run's harm, classed once for every check judged on it
+    for check_id in run.failed:
+        if check_id in PROBED_CHECKS:
+            run.harms[check_id] = check_harm(check_id, context)
+        else:
+            main = main or [run_harm(context)]
+            run.harms[check_id] = main[0]
     return run
 
 
@@ -290,7 +300,12 @@ class _Session:
             new = not result.shows(problems[0]) and (self.keep is None or len(result.counterexamples) < self.keep)
             text = _render(scenario, chunks, run.transcript, problems) if new else ""
             result.fail(
-                problems[0], text, Counterexample(scenario, tuple(chunks)), scenario=scenario.name, keep=self.keep
+                problems[0],
+                text,
+                Counterexample(scenario, tuple(chunks)),
+                scenario=scenario.name,
+                keep=self.keep,
+                harm=run.harms.get(check_id),
             )
             if new:
                 self.origins[check_id].append(origin)
@@ -368,6 +383,7 @@ class _Session:
                 kept.text = _render(scenario, chunks, run.transcript, problems)
                 kept.message = problems[0]
                 kept.input = Counterexample(scenario, tuple(chunks))
+                kept.harm = run.harms.get(check_id)
                 if position == 0:
                     found.result.message = problems[0]
 

@@ -171,6 +171,8 @@ class ShardedRun:
             merged.not_judged += result.not_judged
             for other, count in result.consequences.items():
                 merged.consequences[other] = merged.consequences.get(other, 0) + count
+            for harm, count in result.harms.items():
+                merged.harms[harm] = merged.harms.get(harm, 0) + count
             seen |= part.scenarios_seen.get(check_id, set())
             met += zip(part.origins.get(check_id, []), result.counterexamples, strict=True)
             if check_id in part.first_failure:

@@ -42,6 +42,7 @@ from conformance.pytest_plugin.bases import (
     profile_and_seed,
 )
 from conformance.verdict import (
+    HARMS,
     PROFILES,
     example_database,
     register_hypothesis_profiles,
@@ -114,6 +115,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolcall_format", "wire APIs the converter converts", type="args", default=[])
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
+    group.addoption(
+        "--toolcall-fail-on",
+        choices=[harm.value for harm in HARMS],
+        help="fail a check's test only for findings at least this harmful (worst first: "
+        + ", ".join(harm.value for harm in HARMS)
+        + "); findings below it are reported as xfail (default: every finding fails)",
+    )
+    parser.addini("toolcall_fail_on", "the least harm that fails a check's test (see --toolcall-fail-on)", default="")
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
     parser.addini("toolcall_database", "hypothesis example database directory (opt-in)", default="")
     parser.addini("toolcall_adapter", "HandlerAdapter (MODULE:OBJECT) for toolcall_handler", default="")

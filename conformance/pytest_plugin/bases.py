@@ -19,7 +19,7 @@ from conformance.handler.runner import run_conformance
 from conformance.handler.sharded import ShardedRun
 from conformance.pytest_plugin.sharing import shared_report
 from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
-from conformance.verdict import Check, Report
+from conformance.verdict import Check, Counterexample, Harm, Report, parse_harm
 from conformance.wire.cases import bundled_cassette_dir
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "FormatterConformanceTests",
     "HandlerConformanceTests",
     "capabilities_from_config",
+    "fail_on_threshold",
 ]
 
 MARKER = "toolcall_conformance"
@@ -72,7 +73,13 @@ def _check_test(check: Check[Any]) -> Callable[..., None]:
         if result.status == "skipped":
             pytest.skip(f"{check_id}: {result.skipped_reason}")
         if result.status == "failed":
-            detail = "\n".join(c.text for c in result.counterexamples) or result.message
+            threshold = fail_on_threshold(self, request.config)
+            if threshold is not None and result not in report.gate(threshold):
+                pytest.xfail(
+                    f"{check_id}: a finding below the --toolcall-fail-on {threshold.value} gate "
+                    f"({result.harm.value if result.harm else 'not classified'}): {result.message}"
+                )
+            detail = "\n".join(_with_finding(c) for c in result.counterexamples) or result.message
             rerun = (
                 f"re-run: pytest '{request.node.nodeid}'{_rerun_options(request.config)} "
                 f"--toolcall-profile {report.profile} --toolcall-seed {report.seed}"
@@ -88,6 +95,26 @@ def _check_test(check: Check[Any]) -> Callable[..., None]:
     test.__name__ = f"test_{check_id}"
     test.__doc__ = check.title
     return test
+
+
+def _with_finding(counterexample: Counterexample) -> str:
+    """A counterexample's text with its harm and realism, as the terminal report shows them."""
+    lines = [counterexample.text]
+    if counterexample.harm is not None:
+        lines.append(f"harm: {counterexample.harm.harm.value}: {counterexample.harm.why}")
+    if counterexample.realism is not None:
+        lines.append(f"realism: {counterexample.realism.describe()}")
+    return "\n".join(lines)
+
+
+def fail_on_threshold(test_class: Any, config: pytest.Config) -> Harm | None:
+    """The ``--fail-on`` gate of a check test: the class's ``fail_on``, else ``--toolcall-fail-on`` or the
+    ini key ``toolcall_fail_on`` (None: every finding fails its test)."""
+    value = getattr(test_class, "fail_on", None) or config.getoption("toolcall_fail_on", default=None)
+    value = value or config.getini("toolcall_fail_on")
+    if not value:
+        return None
+    return value if isinstance(value, Harm) else parse_harm(str(value))
 
 
 def _install_check_tests(cls: type, checks: Sequence[Check[Any]]) -> None:

@@ -29,8 +29,16 @@ def write_junit(report: Report, path: Path) -> None:
     for result in report.results:
         case = ET.SubElement(suite, "testcase", classname=result.target or "toolcall_conformance", name=result.check.id)
         if result.status == "failed":
-            failure = ET.SubElement(case, "failure", message=result.message[:500])
-            failure.text = result.counterexample or result.message
+            # type: the worst harm of the check's failing runs, so a dashboard can sort findings by it.
+            harm = result.harm.value if result.harm else "not_classified"
+            failure = ET.SubElement(case, "failure", message=result.message[:500], type=harm)
+            finding = result.counterexamples[0] if result.counterexamples else None
+            details = [result.counterexample or result.message]
+            if finding is not None and finding.harm is not None:
+                details.append(f"harm: {finding.harm.harm.value}: {finding.harm.why}")
+            if finding is not None and finding.realism is not None:
+                details.append(f"realism: {finding.realism.describe()}")
+            failure.text = "\n".join(details)
         elif result.status == "skipped":
             ET.SubElement(case, "skipped", message=result.skipped_reason)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

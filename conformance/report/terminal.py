@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conformance.verdict import CheckResult, Report
+from conformance.verdict import HARMS, CheckResult, Counterexample, Report
 
 __all__ = ["render_terminal"]
 
@@ -26,12 +26,31 @@ def _unjudged(result: CheckResult) -> str:
     )
 
 
+def _harms(result: CheckResult) -> str:
+    """The failing runs per harm, worst first (``harm: ran_wrong in 3 runs, stream_shape in 1``)."""
+    parts = [f"{harm.value} in {result.harms[harm.value]} runs" for harm in HARMS if harm.value in result.harms]
+    if result.unclassified:
+        parts.append(f"not classified in {result.unclassified} runs")
+    return "harm: " + ", ".join(parts) if parts else "harm: not classified"
+
+
+def _finding(counterexample: Counterexample) -> list[str]:
+    """What one finding does to the user and how real its input is, under its counterexample."""
+    lines = []
+    if counterexample.harm is not None:
+        lines.append(f"  harm:     {counterexample.harm.harm.value}: {counterexample.harm.why}")
+    if counterexample.realism is not None:
+        lines.append(f"  realism:  {counterexample.realism.describe()}")
+    return lines
+
+
 def _failure(result: CheckResult, where: str) -> list[str]:
     lines = [
         "",
         f"--- {result.check.id}{where}: {result.check.title}",
         f"why it matters: {result.check.rationale}",
         _count(result),
+        _harms(result),
     ]
     if result.consequences:
         caused = ", ".join(f"{check} ({count} runs)" for check, count in sorted(result.consequences.items()))
@@ -39,6 +58,7 @@ def _failure(result: CheckResult, where: str) -> list[str]:
     for number, counterexample in enumerate(result.counterexamples, start=1):
         heading = "minimal counterexample" if len(result.counterexamples) == 1 else f"counterexample {number}"
         lines += [f"{heading}:", *("  " + line for line in counterexample.text.splitlines())]
+        lines += _finding(counterexample)
     if not result.counterexamples and result.message:
         lines.append(f"violation: {result.message}")
     if result.not_judged:
@@ -64,6 +84,8 @@ def render_terminal(report: Report, *, verbose: bool = False) -> str:
             detail = result.skipped_reason if result.status == "skipped" else result.check.title
             if result.status == "passed" and result.not_judged:
                 detail += f" [{_unjudged(result)}]"
+            if result.status == "failed":
+                detail += f" [{result.harm.value if result.harm else 'harm not classified'}]"
             lines.append(f"  {_MARKS[result.status]}  {result.check.id.ljust(width)}  {detail}")
         if len(targets) > 1:
             lines.append("")
@@ -77,8 +99,19 @@ def render_terminal(report: Report, *, verbose: bool = False) -> str:
     lines += [
         "",
         f"{len(report.by_status('passed'))} passed, {len(failed)} failed, {len(report.by_status('skipped'))} skipped",
-        ("CONFORMANT" if not report.stopped else "INCOMPLETE (stopped early)")
-        if report.conformant
-        else "NOT CONFORMANT",
+        _verdict(report),
     ]
     return "\n".join(lines)
+
+
+def _verdict(report: Report) -> str:
+    """The last line: conformant, failing, or failing only below the ``--fail-on`` gate."""
+    if report.conformant:
+        return "CONFORMANT" if not report.stopped else "INCOMPLETE (stopped early)"
+    if report.fail_on is None or not report.passes:
+        return "NOT CONFORMANT"
+    below = len(report.by_status("failed"))
+    return (
+        f"NOT CONFORMANT, but the gate passes: no finding at or above --fail-on {report.fail_on.value} "
+        f"({below} failing checks below it)"
+    )

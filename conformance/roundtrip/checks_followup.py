@@ -10,7 +10,7 @@ from typing import Any
 from conformance.roundtrip.capture import CapturedRequest
 from conformance.roundtrip.scenarios import RoundTripScenario
 from conformance.roundtrip.wire_readers import ABSENT, WireBlock, WireResult, WireView, role_of
-from conformance.verdict import Check, CheckRegistry, NotApplicable
+from conformance.verdict import Check, CheckRegistry, Harm, NotApplicable
 from reference_impl.followup import (
     WIRE_API,
     ReasoningItem,
@@ -220,6 +220,7 @@ FOLLOWUP_CHECK_REGISTRY = CheckRegistry[RoundTripContext]()
     how_to_fix="Emit the provider's request shapes: string arguments for OpenAI, objects for Anthropic/Gemini/Ollama, "
     "signed thinking blocks, no streaming fields.",
     taxonomy=("G03", "G08", "G10"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_sdk_accepts(ctx: RoundTripContext) -> list[str]:
     if ctx.formatter_error is not None:
@@ -240,6 +241,7 @@ def _check_sdk_accepts(ctx: RoundTripContext) -> list[str]:
     rationale="A dropped call leaves its result orphaned and hides the model's mistake from it (G04, G06).",
     how_to_fix="Replay each ToolCallItem in turn order; invalid ones with {} as arguments, never skipped.",
     taxonomy=("G04", "G06"),
+    harm=Harm.LOST,
 )
 def _check_calls_replayed(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -268,6 +270,7 @@ def _check_calls_replayed(ctx: RoundTripContext) -> list[str]:
         "Never share one serialisation across targets."
     ),
     taxonomy=("G03",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_argument_types(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -295,6 +298,7 @@ def _check_argument_types(ctx: RoundTripContext) -> list[str]:
     rationale="Replaying the raw invalid text poisons every later request of the session (G04).",
     how_to_fix="Replay the parsed arguments; for an error END replay {} and put the raw text in the error result.",
     taxonomy=("G04",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_arguments_valid(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -319,6 +323,7 @@ def _check_arguments_valid(ctx: RoundTripContext) -> list[str]:
     ),
     how_to_fix="Pair results with calls; synthesise an error result (is_error / {'error': ...}) for invalid calls.",
     taxonomy=("G04", "G06"),
+    harm=Harm.LOST,
 )
 def _check_results_answer(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -379,6 +384,7 @@ def _success_result_problem(target: str, label: str, wire: WireResult, given: To
     ),
     how_to_fix="Use the call's provider id (ToolCallItem.key) for both the call and its result; never the segment id.",
     taxonomy=("G01",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_result_ids(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -423,6 +429,7 @@ def _check_result_ids(ctx: RoundTripContext) -> list[str]:
     ),
     how_to_fix="Copy call_id verbatim; never re.sub or slice it, never replace it with a generated id.",
     taxonomy=("G01", "G11"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_ids_exact(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -452,6 +459,7 @@ def _check_ids_exact(ctx: RoundTripContext) -> list[str]:
     rationale="'Invalid input[N].id: call_... Expected an ID that begins with fc' (G02).",
     how_to_fix="Set call_id from ToolCallItem.call_id; set id only from provider_metadata['item_id'], or omit it.",
     taxonomy=("G02", "A13"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_responses_item_ids(ctx: RoundTripContext) -> list[str]:
     _only_for(ctx, "openai-responses")
@@ -477,6 +485,7 @@ def _check_responses_item_ids(ctx: RoundTripContext) -> list[str]:
     rationale="Positional templates mis-pair completion-order results; split results are rejected (G06).",
     how_to_fix="Sort results by the turn's call order; one user message (Anthropic) / one content (Gemini) for all.",
     taxonomy=("G06",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -520,6 +529,7 @@ def _check_results_adjacent(ctx: RoundTripContext) -> list[str]:
     rationale="'Invalid signature in thinking block' / 'Function call is missing a thought_signature' (G07, G08).",
     how_to_fix="Carry signatures through provider metadata; emit each on its own block or part only.",
     taxonomy=("G07", "G08"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_signatures(ctx: RoundTripContext) -> list[str]:
     _only_for(ctx, *_BLOCK_TARGETS, "gemini")
@@ -578,6 +588,7 @@ def _check_signatures(ctx: RoundTripContext) -> list[str]:
     ),
     how_to_fix="Build the assistant content by walking the turn's items in order, not by kind.",
     taxonomy=("G08",),
+    harm=Harm.STREAM_SHAPE,
 )
 def _check_block_order(ctx: RoundTripContext) -> list[str]:
     _only_for(ctx, *_BLOCK_TARGETS, "gemini", "openai-responses")
@@ -602,6 +613,7 @@ def _check_block_order(ctx: RoundTripContext) -> list[str]:
     rationale="DeepSeek/Kimi 400 without reasoning_content; Anthropic needs the thinking of tool-use turns (G09, G08).",
     how_to_fix="Keep reasoning items (with ids and encrypted content) in the turn and replay them.",
     taxonomy=("G09", "G08"),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_reasoning_passed_back(ctx: RoundTripContext) -> list[str]:
     _only_for(ctx, "deepseek", *_BLOCK_TARGETS, "openai-responses")
@@ -656,6 +668,7 @@ def _responses_reasoning_problems(view: WireView, reasoning: list[ReasoningItem]
     rationale="'Input tag input_json_delta does not match any of the expected tags' (G10).",
     how_to_fix="Build request blocks from the parsed turn, never by copying accumulated stream blocks.",
     taxonomy=("G10",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_no_stream_artifacts(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)
@@ -726,6 +739,7 @@ def _gemini_artifacts(view: WireView) -> list[str]:
     rationale="Anthropic rejects empty text blocks; several OpenAI-compatible providers reject '' (G05).",
     how_to_fix="Skip empty text; send content null for tool-only chat turns.",
     taxonomy=("G05",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_no_empty_text(ctx: RoundTripContext) -> list[str]:
     view = _usable(ctx)

@@ -12,7 +12,7 @@ from conformance.roundtrip.capture import CapturedRequest, explain_validation, m
 from conformance.roundtrip.formatter import FormatterAdapter
 from conformance.roundtrip.scenarios import TOOLSET_FOR_SCHEMAS
 from conformance.roundtrip.wire_readers import ABSENT
-from conformance.verdict import Check, CheckRegistry
+from conformance.verdict import Check, CheckRegistry, Harm
 from reference_impl.frozen import thaw
 from reference_impl.tools import ToolChoice
 
@@ -180,6 +180,7 @@ TOOL_CHECK_REGISTRY = CheckRegistry[ToolsContext]()
     how_to_fix="Send names verbatim and refuse invalid ones; Responses: send strict false explicitly.",
     requires=frozenset({"format_tools"}),
     taxonomy=("G12",),
+    harm=Harm.MISIDENTIFIED,
 )
 def _check_tool_schemas(ctx: ToolsContext) -> list[str]:
     if ctx.schema_error is not None:
@@ -236,6 +237,7 @@ def _responses_strict_problems(request: Mapping[str, Any]) -> list[str]:
         "provider cannot express the choice."
     ),
     requires=frozenset({"format_tools"}),
+    harm=Harm.RAN_WRONG,
 )
 def _check_tool_choice(ctx: ToolsContext) -> list[str]:
     problems = []

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
 from conformance.verdict import (
     CheckResult,
+    Harm,
+    HarmVerdict,
     NotApplicable,
     Profile,
     Report,
@@ -25,6 +27,8 @@ from conformance.verdict import (
 )
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
 from conformance.wire.final import FinalResultError, read_final_result
+from conformance.wire.harm import outcome_harm
+from conformance.wire.replay import compare_outcomes
 
 __all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
 
@@ -160,11 +164,14 @@ def run_stack_conformance(
             text = f"recording: {case.body_path}\nresult: {_summary(actual, crash, body.sse)}\n" + "\n".join(
                 f"violation: {p}" for p in problems
             )
-            outcome_check.fail(problems[0], text, scenario=case.name)
+            outcome_check.fail(
+                problems[0], text, scenario=case.name, harm=outcome_harm(context.expected, actual, crash)
+            )
         _search_splits(
             stack,
             case,
             body=body,
+            expected=context.expected,
             baseline=_summary(actual, crash, body.sse),
             examples=examples,
             seed=seed,
@@ -181,18 +188,27 @@ def run_stack_conformance(
     return report
 
 
+def _split_harm(expected: Outcome, actual: Outcome | None, crash: BaseException | None) -> HarmVerdict:
+    """What a split that changed the result does: the split result judged against the recording
+    (a split that only changes what the comparison leaves out changes the stream's shape)."""
+    if actual is not None and not compare_outcomes(expected, actual):
+        return HarmVerdict(Harm.STREAM_SHAPE, "this split changes the result, but not what runs or the text")
+    return outcome_harm(expected, actual, crash)
+
+
 def _search_splits(
     stack: Stack,
     case: Case,
     *,
     body: Body,
+    expected: Outcome,
     baseline: str,
     examples: int,
     seed: int,
     result: CheckResult,
     report: Report,
 ) -> None:
-    failure: list[tuple[list[bytes], str]] = []
+    failure: list[tuple[list[bytes], str, HarmVerdict]] = []
 
     @search_settings(examples, seed)
     @given(_pieces(body.sse))
@@ -201,7 +217,7 @@ def _search_splits(
         actual, crash, _, _ = _run(stack, body, pieces)
         got = _summary(actual, crash, body.sse)
         if got != baseline:
-            failure[:] = [(pieces, got)]
+            failure[:] = [(pieces, got, _split_harm(expected, actual, crash))]
             raise AssertionError(got)
 
     result.scenarios_run += 1
@@ -214,12 +230,13 @@ def _search_splits(
             same_result()
     except AssertionError:
         if failure:
-            pieces, got = failure[0]
+            pieces, got, harm = failure[0]
             shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
             result.fail(
                 f"{case.name}: a {len(pieces)}-piece split changes the result",
                 f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
                 scenario=case.name,
+                harm=harm,
             )
     except NotApplicable:
         pass

@@ -14,6 +14,7 @@ from conformance.verdict.check import (
     Status,
     signature,
 )
+from conformance.verdict.harm import HARMS, Harm, HarmVerdict, at_least, parse_harm, worst
 from conformance.verdict.profiles import (
     PROFILES,
     Profile,
@@ -24,26 +25,34 @@ from conformance.verdict.profiles import (
     the_same_search_in_every_process,
     use_example_database,
 )
+from conformance.verdict.realism import Realism
 from conformance.verdict.report import Report, describe_factory, merge_reports
 
 __all__ = [
     "DEFAULT_COUNTEREXAMPLES",
+    "HARMS",
     "PROFILES",
     "Check",
     "CheckRegistry",
     "CheckResult",
     "Counterexample",
+    "Harm",
+    "HarmVerdict",
     "NotApplicable",
     "Profile",
+    "Realism",
     "Report",
     "Status",
+    "at_least",
     "describe_factory",
     "example_database",
     "merge_reports",
+    "parse_harm",
     "register_hypothesis_profiles",
     "resolve_profile",
     "search_settings",
     "signature",
     "the_same_search_in_every_process",
     "use_example_database",
+    "worst",
 ]

@@ -7,6 +7,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
+from conformance.verdict.harm import Harm, HarmVerdict, worst
+from conformance.verdict.realism import Realism
+
 __all__ = [
     "DEFAULT_COUNTEREXAMPLES",
     "Check",
@@ -66,7 +69,9 @@ class Check(Generic[ContextT]):
     the bug classes of ``shared/research/bug-taxonomy.md`` it catches; ``rule`` the rule of the
     design it enforces (an id of the suite's contract, e.g. ``conformance.handler.contract``);
     ``consequence_of`` the checks whose failure on the same input explains this one's, so one root
-    cause is reported once.
+    cause is reported once. ``harm`` is the declared harm of a check whose suite has no executed
+    outcome to classify (a follow-up request, a converter's own contract); checks judged on what ran
+    get their harm from each failing run instead (``conformance.verdict.harm``).
     """
 
     id: str
@@ -78,6 +83,7 @@ class Check(Generic[ContextT]):
     taxonomy: tuple[str, ...] = ()
     rule: str = ""
     consequence_of: frozenset[str] = field(default_factory=frozenset)
+    harm: Harm | None = None
 
 
 class CheckRegistry(Generic[ContextT]):
@@ -103,6 +109,7 @@ class CheckRegistry(Generic[ContextT]):
         taxonomy: tuple[str, ...] = (),
         rule: str = "",
         consequence_of: frozenset[str] | set[str] = frozenset(),
+        harm: Harm | None = None,
     ) -> Callable[[Callable[[ContextT], list[str]]], Callable[[ContextT], list[str]]]:
         """Register the decorated function as the check ``check_id`` (ids are unique per registry)."""
 
@@ -118,6 +125,7 @@ class CheckRegistry(Generic[ContextT]):
                     taxonomy,
                     rule,
                     frozenset(consequence_of),
+                    harm,
                 )
             )
             return run
@@ -150,12 +158,25 @@ class CheckRegistry(Generic[ContextT]):
 
 @dataclass
 class Counterexample:
-    """One minimal failing input of a check: the readable transcript, the violation, and (for
-    suites that can re-run it) the input itself (``run --save-failures``)."""
+    """One finding of a check: its minimal failing input as readable text, the violation, (for
+    suites that can re-run it) the input itself (``run --save-failures``), what the failing run
+    does to the user (``harm``) and how real its input is (``realism``)."""
 
     text: str
     message: str
     input: object | None = None
+    harm: HarmVerdict | None = None
+    realism: Realism | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The documented JSON shape of one finding (``docs/report-schema.md``)."""
+        return {
+            "message": self.message,
+            "text": self.text,
+            "harm": self.harm.harm.value if self.harm else None,
+            "harm_why": self.harm.why if self.harm else None,
+            "realism": self.realism.to_json() if self.realism else None,
+        }
 
 
 @dataclass
@@ -187,6 +208,18 @@ class CheckResult:
     # Inputs the check could not apply to, each "<input>: <why>" (converter checks whose recording
     # lacks what they compare). Never counted in ``scenarios_run``.
     not_applicable: list[str] = field(default_factory=list)
+    # Failing runs per harm (``Harm.value``), counted for every failing run, kept or not.
+    harms: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def harm(self) -> Harm | None:
+        """The worst harm of any failing run (None: passed, skipped, or no run was classified)."""
+        return worst(Harm(name) for name in self.harms)
+
+    @property
+    def unclassified(self) -> int:
+        """Failing runs whose harm nobody classified (a gate treats them as the worst)."""
+        return self.failing_examples - sum(self.harms.values())
 
     @property
     def counterexample(self) -> str | None:
@@ -206,11 +239,14 @@ class CheckResult:
         *,
         scenario: str = "",
         keep: int | None = DEFAULT_COUNTEREXAMPLES,
+        harm: HarmVerdict | None = None,
+        realism: Realism | None = None,
     ) -> None:
         """Record one failing input: counted always; kept as a counterexample if its failure is new.
 
         A failure whose ``signature`` is already shown is not kept twice; at most ``keep``
         counterexamples are kept (``None``: all). The first message becomes the result's message.
+        ``harm`` is what the failing run did (the check's declared harm when not given).
         """
         if self.status != "failed":
             self.status = "failed"
@@ -218,9 +254,13 @@ class CheckResult:
         self.failing_examples += 1
         if scenario:
             self.failing_scenarios.add(scenario)
+        if harm is None and self.check.harm is not None:
+            harm = HarmVerdict(self.check.harm, f"declared by the check: {self.check.harm.meaning}")
+        if harm is not None:
+            self.harms[harm.harm.value] = self.harms.get(harm.harm.value, 0) + 1
         if self.shows(message) or (keep is not None and len(self.counterexamples) >= keep):
             return
-        self.counterexamples.append(Counterexample(text, message, failing_input))
+        self.counterexamples.append(Counterexample(text, message, failing_input, harm, realism))
 
     def shows(self, message: str) -> bool:
         """Whether a counterexample of this kind of failure is already kept."""
@@ -245,7 +285,9 @@ class CheckResult:
             "examples_run": self.examples_run,
             "failing_examples": self.failing_examples,
             "failing_scenarios": len(self.failing_scenarios),
-            "counterexamples": [{"message": c.message, "text": c.text} for c in self.counterexamples],
+            "counterexamples": [c.to_json() for c in self.counterexamples],
+            "harm": self.harm.value if self.harm else None,
+            "harms": dict(self.harms),
             "consequences": dict(self.consequences),
             "not_judged": self.not_judged,
             "rule": self.check.rule,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.verdict.check import CheckResult, Status
+from conformance.verdict.harm import Harm, at_least, parse_harm
 
 __all__ = ["Report", "describe_factory", "merge_reports"]
 
@@ -28,11 +29,35 @@ class Report:
     notes: list[str] = field(default_factory=list)
     # What produced the report, so a saved counterexample can name the same target again.
     target_spec: dict[str, Any] = field(default_factory=dict)
+    # The least harm that fails the run (``--fail-on``); None: any failing check does.
+    fail_on: Harm | None = None
 
     @property
     def conformant(self) -> bool:
         """No check failed (skipped checks neither pass nor fail a target)."""
         return all(result.status != "failed" for result in self.results)
+
+    def gate(self, fail_on: Harm | str | None = None) -> list[CheckResult]:
+        """The failing checks that fail a run gated at ``fail_on`` (default: the report's own ``fail_on``).
+
+        A check gates when any of its failing runs is at least that harmful, or when a failing run's
+        harm was not classified (an unknown harm is never let through). Without a threshold every
+        failing check gates.
+        """
+        threshold = parse_harm(fail_on) if isinstance(fail_on, str) else (fail_on or self.fail_on)
+        failed = self.by_status("failed")
+        if threshold is None:
+            return failed
+        return [
+            result
+            for result in failed
+            if result.unclassified > 0 or any(at_least(Harm(harm), threshold) for harm in result.harms)
+        ]
+
+    @property
+    def passes(self) -> bool:
+        """No failing check reaches the report's ``fail_on`` (with none set: the same as ``conformant``)."""
+        return not self.gate()
 
     def by_status(self, status: Status) -> list[CheckResult]:
         """The results with this status, in report order."""
@@ -42,6 +67,8 @@ class Report:
         """The documented JSON shape (``docs/report-schema.md``)."""
         return {
             "conformant": self.conformant,
+            "fail_on": self.fail_on.value if self.fail_on else None,
+            "passes": self.passes,
             "target": self.target,
             "profile": self.profile,
             "seed": self.seed,

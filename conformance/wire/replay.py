@@ -45,7 +45,9 @@ __all__ = [
     "as_chunk_response",
     "compare_outcomes",
     "outcome_from_events",
+    "pair_calls",
     "replay_body",
+    "same_json",
 ]
 
 
@@ -238,11 +240,12 @@ def replay_body(
     return result
 
 
-def _same_json(left: Any, right: Any) -> bool:
+def same_json(left: Any, right: Any) -> bool:
+    """Two parsed JSON values are equal (key order never matters)."""
     return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
 
 
-def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
+def pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
     """Pair each expected call with an actual one: by provider id when the provider sent one, else
     by name (and arguments) among the calls not carrying another expected id, in order.
 
@@ -258,7 +261,7 @@ def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedT
         unclaimed = [got for got in remaining if got.call_id not in provider_ids]
         pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
         match = (
-            next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
+            next((got for got in pool if got.name == want.name and same_json(got.arguments, want.arguments)), None)
             or next((got for got in pool if got.name == want.name), None)
             or next(iter(pool), None)
         )
@@ -289,7 +292,7 @@ def _call_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall | N
             problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
     elif got.arguments is None:
         problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
-    elif not _same_json(got.arguments, want.arguments):
+    elif not same_json(got.arguments, want.arguments):
         problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
     return problems
 
@@ -305,7 +308,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
             f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    pairs = _pair_calls(expected, actual)
+    pairs = pair_calls(expected, actual)
     problems += _order_problems(actual, pairs)
     for position, want, got in pairs:
         problems += _call_problems(f"call {position} ({want.name}, id {want.call_id!r})", want, got, abnormal)

@@ -92,7 +92,9 @@ def returned_events_are_all_events(ctx: CheckContext) -> list[str]:
 def callbacks_see_returned_events(ctx: CheckContext) -> list[str]:
     problems = []
     transcript = ctx.transcript
-    if not (transcript.callback_events or transcript.events or transcript.callback_invocations or transcript.invocations):
+    if not (
+        transcript.callback_events or transcript.events or transcript.callback_invocations or transcript.invocations
+    ):
         raise NotApplicable("the target emitted no event and no invocation")
     if transcript.callback_events != transcript.events:
         problems.append(

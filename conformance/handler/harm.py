@@ -1,0 +1,171 @@
+"""The harm of one failing handler run, from what it ran and what it lost (``conformance.verdict.harm``).
+
+The stream's calls are paired with the target's calls as the checks pair them
+(``CheckContext.matches``); a call "ran" when it became an invocation (an accumulator: when its
+result gives it arguments). Text and reasoning count as lost when the output's concatenation
+differs from the stream's.
+
+The lifecycle probes are runs of their own: a check judged on a probe (``reset()`` and the same
+stream again, raising callbacks, a second ``finalize()``...) is classed by what that probe did,
+not by the main run: after ``reset()`` a call of the previous stream running again is
+``ran_wrong``, one fewer is ``lost``, a raise is ``crashed``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from conformance.handler.checks.context import CheckContext, as_json
+from conformance.handler.drive import ObservedCall
+from conformance.handler.observe import ObservedInvocation
+from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
+
+__all__ = ["PROBED_CHECKS", "check_harm", "run_harm"]
+
+
+def _why_not(ctx: CheckContext, name: str | None, raw: str) -> str:
+    error = next((chunk.error for chunk in ctx.scenario.chunks if chunk.error is not None), None)
+    if error is not None:
+        return {
+            "truncated": "the provider cut the turn at its token limit",
+            "provider_error": "the provider reported an error in the stream",
+            "incomplete": "the stream was cut before its end",
+        }.get(error.kind, "the stream ended abnormally")
+    if not name:
+        return "the stream never named it: no tool to run"
+    return f"its arguments {raw!r} are not one JSON object"
+
+
+def _came_out(call: ObservedCall, label: str) -> CameOut:
+    return CameOut(
+        label,
+        call.name,
+        frozenset(call.ids),
+        call.arguments if call.invocation is None else call.invocation.arguments,
+        ran=call.executed,
+        error=bool(call.error),
+    )
+
+
+def _crashed(ctx: CheckContext) -> str:
+    transcript = ctx.transcript
+    if transcript.hung:
+        return "the target hung and was stopped: the turn never finished"
+    if transcript.unreadable is not None:
+        return f"nothing the target returned can be read: {transcript.unreadable}"
+    if transcript.crash is not None and not ctx.surfaced_by_exception:
+        return f"the turn raised {type(transcript.crash).__name__}: {transcript.crash}"
+    return ""
+
+
+def _lost_text(ctx: CheckContext) -> str:
+    transcript = ctx.transcript
+    if not transcript.completed:
+        return ""
+    for field, want, kind in (
+        ("text", ctx.scenario.expected.text, "text"),
+        ("reasoning", ctx.scenario.expected.reasoning, "reasoning"),
+    ):
+        if kind == "reasoning" and not ctx.capabilities.reasoning:
+            continue
+        if transcript.kind == "accumulator":
+            got = transcript.text if field == "text" else transcript.reasoning
+            if got is None:
+                continue
+        else:
+            judge = ctx.is_text if field == "text" else ctx.is_reasoning
+            got = "".join(e.delta for e in transcript.events if e.kind == "content" and judge(e))
+        if got != want:
+            return f"the {kind} came out as {got[:40]!r}, the stream's is {want[:40]!r}"
+    return ""
+
+
+def _rerun_harm(first: Sequence[ObservedInvocation], again: Sequence[ObservedInvocation], when: str) -> HarmVerdict:
+    runs = Counter((i.name, as_json(i.arguments)) for i in first)
+    reran = Counter((i.name, as_json(i.arguments)) for i in again)
+    if reran - runs:
+        extra = next(iter(reran - runs))[0]
+        return HarmVerdict(Harm.RAN_WRONG, f"{when}, {extra} ran although the stream has no such call there")
+    if runs - reran:
+        missing = next(iter(runs - reran))[0]
+        return HarmVerdict(Harm.LOST, f"{when}, the call {missing} never ran")
+    return HarmVerdict(Harm.STREAM_SHAPE, f"{when}, the same calls ran; only the events differ")
+
+
+def _stand_ins(ctx: CheckContext) -> dict[int, ObservedCall]:
+    """The stream's calls no output call was matched to, each paired with a left-over output call
+    in wire order (order of first appearance): a call that lost or garbled its provider id is still
+    the call it stands for, so its harm reads "id lost", not "a call ran that the stream lacks"."""
+    first_seen = {event.segment_id: position for position, event in enumerate(ctx.transcript.events)}
+    left = sorted(
+        ctx.unmatched,
+        key=lambda call: first_seen.get(call.segment_id or "", len(first_seen)),
+    )
+    unpaired = [match.position for match in ctx.matches if match.actual is None]
+    return dict(zip(unpaired, left, strict=False))
+
+
+def run_harm(ctx: CheckContext) -> HarmVerdict:
+    """What one failing run does to the person running the agent (worst first)."""
+    abnormal = ctx.scenario.abnormal
+    truncated = any(chunk.error is not None and chunk.error.kind == "truncated" for chunk in ctx.scenario.chunks)
+    raw = ctx.raw_arguments
+    stand_ins = _stand_ins(ctx)
+    pairs = []
+    for match in ctx.matches:
+        want = match.expected
+        arguments = None if abnormal else want.arguments
+        wanted = WantedCall(
+            match.label,
+            want.name,
+            want.call_id,
+            arguments,
+            why_not=_why_not(ctx, want.name, raw[match.position]) if arguments is None else "",
+            truncated=truncated,
+            error_answers=want.conflict_group is not None,
+            null_arguments=want.null_arguments,
+        )
+        actual = match.actual if match.actual is not None else stand_ins.get(match.position)
+        pairs.append((wanted, _came_out(actual, match.label) if actual is not None else None))
+    taken = {id(call) for call in stand_ins.values()}
+    extra = [_came_out(call, call.describe()) for call in ctx.unmatched if id(call) not in taken]
+    return classify_calls(pairs, extra, crashed=_crashed(ctx), lost_text=_lost_text(ctx))
+
+
+def _reset_harm(ctx: CheckContext) -> HarmVerdict:
+    transcript = ctx.transcript
+    if transcript.reset_crash:
+        return HarmVerdict(Harm.CRASHED, transcript.reset_crash)
+    if transcript.reset_invocations is None:
+        return HarmVerdict(Harm.STREAM_SHAPE, "reset() was not probed")
+    return _rerun_harm(transcript.invocations, transcript.reset_invocations, "after reset() and the same stream again")
+
+
+def _isolation_harm(ctx: CheckContext) -> HarmVerdict:
+    transcript = ctx.transcript
+    if transcript.callback_crash:
+        return HarmVerdict(Harm.CRASHED, transcript.callback_crash)
+    if transcript.isolated_invocations is None:
+        return HarmVerdict(Harm.STREAM_SHAPE, "raising callbacks were not probed")
+    return _rerun_harm(transcript.invocations, transcript.isolated_invocations, "with raising callbacks")
+
+
+def _probe_shape(_ctx: CheckContext) -> HarmVerdict:
+    return HarmVerdict(Harm.STREAM_SHAPE, "the turn itself is right; only the handler's interface deviates")
+
+
+# The checks judged on a lifecycle probe rather than on the main run, and how each probe is classed.
+PROBED_CHECKS = {
+    "reset_behaves_like_new": _reset_harm,
+    "callbacks_isolated": _isolation_harm,
+    "finalize_idempotent": _probe_shape,
+    "feed_after_finalize_raises": _probe_shape,
+    "get_all_returns_copies": _probe_shape,
+}
+
+
+def check_harm(check_id: str, ctx: CheckContext) -> HarmVerdict:
+    """The harm of ``check_id``'s failure on this run: its probe's, or the main run's."""
+    probe = PROBED_CHECKS.get(check_id)
+    return probe(ctx) if probe is not None else run_harm(ctx)

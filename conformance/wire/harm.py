@@ -1,0 +1,77 @@
+"""The harm of a recording's outcome gone wrong: what a whole stack (or a converter) did to the user.
+
+The same classes and rules as handler runs (``conformance.verdict.harm``), over outcomes: the
+recording's expectation and what the target finished with, paired as ``compare_outcomes`` pairs
+them. A turn the provider cut at its token limit, an in-band error or a cut stream runs none of
+its calls; text or reasoning that differs from the recording's is lost.
+"""
+
+from __future__ import annotations
+
+from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
+from conformance.wire.outcome import ExpectedToolCall, Outcome
+from conformance.wire.replay import pair_calls, same_json
+
+__all__ = ["TRUNCATED_FINISH_REASONS", "outcome_harm"]
+
+# The finish reasons that mean the provider cut the output at its token limit, per wire API:
+# OpenAI chat and Ollama "length", Anthropic and Bedrock "max_tokens", Gemini and Cohere
+# "MAX_TOKENS", Responses "max_output_tokens" (its incomplete_details reason).
+TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
+
+
+def _why_not(expected: Outcome, call: ExpectedToolCall) -> str:
+    if expected.finish_reason in TRUNCATED_FINISH_REASONS:
+        return "the provider cut the turn at its token limit"
+    if expected.error is not None:
+        return f"the stream ended abnormally ({expected.error})"
+    if not call.name:
+        return "the stream never named it: no tool to run"
+    return f"its arguments {call.raw_arguments!r} are not one JSON object"
+
+
+def _came_out(call: ExpectedToolCall, label: str) -> CameOut:
+    ids = frozenset({call.call_id} if call.call_id else ())
+    return CameOut(label, call.name, ids, call.arguments, ran=call.arguments is not None, error=call.arguments is None)
+
+
+def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException | None = None) -> HarmVerdict:
+    """What ``actual`` (or the ``crash``) does to the user, given the recording's ``expected`` outcome."""
+    truncated = expected.finish_reason in TRUNCATED_FINISH_REASONS
+    abnormal = truncated or expected.error is not None
+    if actual is None:
+        if abnormal:
+            return HarmVerdict(Harm.STREAM_SHAPE, "the stack raised on an abnormal end: nothing ran")
+        raised = f"{type(crash).__name__}: {crash}" if crash is not None else "no result"
+        return HarmVerdict(Harm.CRASHED, f"the stack raised {raised}; nothing ran")
+    pairs = []
+    claimed: list[ExpectedToolCall] = []
+    for position, want, got in pair_calls(expected, actual):
+        label = f"call {position} ({want.name}, id {want.call_id!r})"
+        runs = None if abnormal else want.arguments
+        wanted = WantedCall(
+            label,
+            want.name,
+            want.call_id,
+            runs,
+            why_not=_why_not(expected, want) if runs is None else "",
+            truncated=truncated,
+        )
+        pairs.append((wanted, _came_out(got, label) if got is not None else None))
+        if got is not None:
+            claimed.append(got)
+    extra = [
+        _came_out(call, f"{call.name}(id {call.call_id!r})")
+        for call in actual.tool_calls
+        if not any(call is taken for taken in claimed)
+    ]
+    lost_text = ""
+    if actual.text != expected.text:
+        lost_text = f"the text came out as {actual.text[:40]!r}, the recording's is {expected.text[:40]!r}"
+    elif expected.reasoning_recorded and actual.reasoning != expected.reasoning:
+        lost_text = (
+            f"the reasoning came out as {actual.reasoning[:40]!r}, the recording's is {expected.reasoning[:40]!r}"
+        )
+    elif expected.error is not None and actual.error is None and not truncated:
+        lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
+    return classify_calls(pairs, extra, lost_text=lost_text, same_arguments=same_json)
