@@ -1,0 +1,197 @@
+"""Every finding says what it does to the user: its harm, read from what ran, never from which check fired.
+
+The expected harms below are reasoned by hand from each target's planted bug (what a person running
+the agent would see), not read back from the classifier.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conformance import run_conformance
+from conformance.cli import main
+from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
+from conformance.verdict import Harm, HarmVerdict
+from conformance.verdict.harm import TRUNCATION_SENTENCE, CameOut, WantedCall, classify_calls
+from conformance.wire.harm import outcome_harm
+from conformance.wire.outcome import ExpectedToolCall, Outcome
+from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
+from tests.mutants import api_handler_mutants as mutants
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# -- the rules, on hand-made pairs -------------------------------------------------------------------
+
+
+def _want(arguments: object, **extra: object) -> WantedCall:
+    return WantedCall("call 0 (write_file)", "write_file", "call_1", arguments, **extra)  # type: ignore[arg-type]
+
+
+def _ran(arguments: object, name: str = "write_file", ids: frozenset[str] = frozenset({"call_1"})) -> CameOut:
+    return CameOut("out", name, ids, arguments, ran=True)
+
+
+def test_a_call_from_a_truncated_turn_that_ran_is_ran_wrong_even_when_it_parses() -> None:
+    verdict = classify_calls([(_want(None, why_not="cut", truncated=True), _ran({"path": "a", "content": "x"}))])
+    assert verdict.harm is Harm.RAN_WRONG
+    assert TRUNCATION_SENTENCE in verdict.why  # the one sentence a maintainer can weigh
+
+
+@pytest.mark.parametrize(
+    ("pair", "harm"),
+    [
+        ((_want({"a": 1}), _ran({"a": 2})), Harm.RAN_WRONG),
+        ((_want({"a": 1}), _ran({"a": 1}, name="write_filewrite_file")), Harm.RAN_WRONG),
+        ((_want({"a": 1}), None), Harm.LOST),
+        ((_want({"a": 1}), CameOut("out", "write_file", frozenset({"call_1"}), None, error=True)), Harm.LOST),
+        ((_want({"a": 1}), _ran({"a": 1}, ids=frozenset({"seg-1"}))), Harm.MISIDENTIFIED),
+        ((_want({"a": 1}), _ran({"a": 1})), Harm.STREAM_SHAPE),
+    ],
+)
+def test_each_class_from_what_ran(pair: tuple[WantedCall, CameOut | None], harm: Harm) -> None:
+    assert classify_calls([pair]).harm is harm
+
+
+def test_a_crash_is_crashed_unless_something_ran_wrong_first() -> None:
+    assert classify_calls([(_want({"a": 1}), None)], crashed="raised KeyError").harm is Harm.CRASHED
+    assert classify_calls([(_want({"a": 1}), _ran({}))], crashed="raised KeyError").harm is Harm.RAN_WRONG
+
+
+def test_an_error_for_a_shared_index_is_an_answer_not_a_loss() -> None:
+    error = CameOut("out", "f", frozenset({"call_0"}), None, error=True)
+    first = WantedCall("call 0", "f", "call_0", {}, error_answers=True)
+    second = WantedCall("call 1", "g", "call_1", {"a": 1}, error_answers=True)
+    assert classify_calls([(first, error), (second, None)]).harm is Harm.STREAM_SHAPE
+
+
+# -- handler runs: the issue's own contrast -----------------------------------------------------------
+
+_WRITE = '{"path": "notes.txt", "content": "first line"}'
+TRUNCATED_WRITE = Scenario(
+    "write_file_cut_at_the_token_limit",
+    (
+        ChunkResponse(tool_calls=[ToolCallDelta(0, "call_1", "write_file", _WRITE)]),
+        ChunkResponse(finish_reason="length", error=StreamError("truncated", "finish_reason=length")),
+    ),
+    ExpectedOutcome((ExpectedCall("write_file", "call_1", None, _WRITE),)),
+)
+
+
+def _harms(factory: object, **options: object) -> dict[str, dict[str, int]]:
+    report = run_conformance(factory, profile="dev", seed=0, shrink=False, **options)  # type: ignore[arg-type]
+    return {result.check.id: result.harms for result in report.by_status("failed")}
+
+
+def test_running_write_file_from_a_truncated_turn_and_reordered_ends_are_not_the_same_failure() -> None:
+    truncated = run_conformance(mutants.IgnoreStreamErrors, scenarios=[TRUNCATED_WRITE], profile="dev", seed=0)
+    finding = truncated.by_status("failed")[0].counterexamples[0]
+    assert finding.harm is not None and finding.harm.harm is Harm.RAN_WRONG
+    assert TRUNCATION_SENTENCE in finding.harm.why
+    reordered = _harms(mutants.EndsInReverseOrder)
+    assert reordered == {"calls_in_wire_order": {"stream_shape": reordered["calls_in_wire_order"]["stream_shape"]}}
+
+
+@pytest.mark.parametrize(
+    ("mutant", "check", "harm"),
+    [
+        (mutants.RaiseFromFinalize, "no_crash", "crashed"),  # the JSONDecodeError kills the turn
+        (mutants.UnguardedCallback, "callbacks_isolated", "crashed"),  # a raising UI listener aborts the turn
+        (mutants.NoResetOfInvocations, "reset_behaves_like_new", "ran_wrong"),  # last turn's calls run again
+        (mutants.DropTextAfterTools, "text_conserved", "lost"),
+        (mutants.CallbackSkipsEnds, "callbacks_see_returned_events", "stream_shape"),
+        (mutants.BufferArgsUntilEnd, "arguments_stream_incrementally", "stream_shape"),
+        (mutants.SegmentIdAsInvocationId, "provider_ids_kept", "misidentified"),
+    ],
+)
+def test_planted_bugs_get_the_harm_a_user_would_see(mutant: object, check: str, harm: str) -> None:
+    harms = _harms(mutant)
+    assert set(harms[check]) == {harm}, harms[check]
+
+
+# -- outcomes (stacks and converters) -----------------------------------------------------------------
+
+
+def test_a_stack_that_runs_a_truncated_call_is_ran_wrong_and_one_that_drops_a_call_lost() -> None:
+    expected = Outcome("anthropic", [ExpectedToolCall("write_file", "toolu_1", {"path": "a"}, '{"path": "a"}')])
+    expected.finish_reason = "max_tokens"
+    ran = Outcome("anthropic", [ExpectedToolCall("write_file", "toolu_1", {"path": "a"}, '{"path": "a"}')])
+    assert outcome_harm(expected, ran).harm is Harm.RAN_WRONG
+    normal = Outcome("anthropic", list(expected.tool_calls))
+    assert outcome_harm(normal, Outcome("anthropic")).harm is Harm.LOST
+    renamed = Outcome("anthropic", [ExpectedToolCall("write_filewrite_file", "toolu_1", {"path": "a"}, "")])
+    assert outcome_harm(normal, renamed).harm is Harm.RAN_WRONG
+    assert outcome_harm(normal, None, KeyError("index")).harm is Harm.CRASHED
+
+
+# -- the gate: --fail-on from the CLI, pytest and Python ---------------------------------------------
+
+
+def test_fail_on_gates_only_findings_at_least_that_harmful_from_the_cli(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    target = ["run", "--handler", "tests.mutants.api_handler_mutants:EndsInReverseOrder", "--profile", "dev"]
+    assert main(target) == 1
+    report = tmp_path / "report.json"
+    assert main([*target, "--fail-on", "misidentified", "--report-json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "the gate passes" in out and "[stream_shape]" in out
+    data = json.loads(report.read_text())
+    assert (data["conformant"], data["passes"], data["fail_on"]) == (False, True, "misidentified")
+    failing = next(c for c in data["checks"] if c["status"] == "failed")
+    assert failing["harm"] == "stream_shape" and failing["counterexamples"][0]["harm"] == "stream_shape"
+    assert main([*target, "--fail-on", "stream_shape"]) == 1
+    with pytest.raises(SystemExit) as usage_error:  # an unknown harm is a usage error: exit 2, no traceback
+        main([*target, "--fail-on", "harmless"])
+    assert usage_error.value.code == 2
+
+
+def test_fail_on_from_python() -> None:
+    report = run_conformance(mutants.EndsInReverseOrder, profile="dev", seed=0, shrink=False)
+    assert not report.conformant
+    assert report.gate("misidentified") == []
+    assert [r.check.id for r in report.gate(Harm.STREAM_SHAPE)] == ["calls_in_wire_order"]
+    failing = report.by_status("failed")[0]
+    failing.harms.clear()  # a failing run nobody classified is never let through
+    assert report.gate("ran_wrong") == [failing]
+
+
+def test_fail_on_from_pytest(tmp_path: Path) -> None:
+    test_file = tmp_path / "test_gate.py"
+    test_file.write_text(
+        textwrap.dedent(
+            """
+            from conformance.pytest_plugin import HandlerConformanceTests
+            from tests.mutants.api_handler_mutants import EndsInReverseOrder, IgnoreStreamErrors
+
+
+            class TestReordered(HandlerConformanceTests):
+                def handler_factory(self, **callbacks):
+                    return EndsInReverseOrder(**callbacks)
+
+
+            class TestRunsTruncatedCalls(HandlerConformanceTests):
+                fail_on = "lost"
+
+                def handler_factory(self, **callbacks):
+                    return IgnoreStreamErrors(**callbacks)
+            """
+        )
+    )
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(test_file), "-rxf"]
+    command += ["--toolcall-profile", "dev", "--toolcall-fail-on", "misidentified", "--rootdir", str(tmp_path)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 1, done.stdout  # the truncated calls that run gate at "lost"
+    assert "XFAIL" in done.stdout and "test_calls_in_wire_order" in done.stdout  # below the gate
+    assert "FAILED" in done.stdout and "TestRunsTruncatedCalls::test_invalid_arguments_flagged" in done.stdout
+    assert "harm: ran_wrong" in done.stdout
+
+
+def test_a_harm_verdict_reads_as_json() -> None:
+    assert HarmVerdict(Harm.LOST, "x").to_json() == {"harm": "lost", "why": "x"}
