@@ -41,6 +41,7 @@ CAPABILITIES = Capabilities(
     incremental_arguments=False,
     segmented_text=False,
     text_lag_chars=None,
+    wire_dialects=True,
 )
 
 ADAPTER = AdapterInfo(

@@ -15,6 +15,12 @@ into exactly one ``chat.completion.chunk``, the way an OpenAI-compatible server 
   just stops (no terminal chunk, no ``[DONE]``).
 
 The first chunk of every stream is the role-only chunk OpenAI always sends.
+
+The run's wire dialects (``conformance.handler.wire_dialects``) change the bytes the way
+OpenAI-compatible servers do, never what the stream says: ``no_index`` leaves ``index`` off every
+entry, ``null_index`` sends ``"index": null``, ``entry_without_function`` sends an id-only entry
+without a ``function`` object, ``null_content_first_chunk`` sends ``"content": null`` in the
+role chunk.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.handler.wire_dialects import current_wire_dialects
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
 __all__ = ["StreamEnd", "chunk_dict", "error_event", "role_chunk", "sse_event", "stream_end", "terminal_chunk"]
@@ -43,12 +50,17 @@ def _envelope(delta: dict[str, Any], finish_reason: str | None = None) -> dict[s
 
 
 def role_chunk() -> dict[str, Any]:
-    """The role-only first chunk OpenAI sends before any content."""
-    return _envelope({"role": "assistant", "content": ""})
+    """The role-only first chunk OpenAI sends before any content (``content`` null in that dialect)."""
+    content = None if "null_content_first_chunk" in current_wire_dialects() else ""
+    return _envelope({"role": "assistant", "content": content})
 
 
-def _tool_entry(delta: ToolCallDelta) -> dict[str, Any]:
-    entry: dict[str, Any] = {"index": delta.index}
+def _tool_entry(delta: ToolCallDelta, dialects: frozenset[str]) -> dict[str, Any]:
+    entry: dict[str, Any] = {}
+    if "null_index" in dialects:
+        entry["index"] = None
+    elif "no_index" not in dialects:
+        entry["index"] = delta.index
     if delta.call_id is not None:
         entry["id"] = delta.call_id
     if delta.call_id is not None or delta.name is not None:
@@ -58,7 +70,8 @@ def _tool_entry(delta: ToolCallDelta) -> dict[str, Any]:
         function["name"] = delta.name
     if delta.arguments_delta is not None:
         function["arguments"] = delta.arguments_delta
-    entry["function"] = function
+    if function or "entry_without_function" not in dialects:
+        entry["function"] = function
     return entry
 
 
@@ -73,7 +86,8 @@ def chunk_dict(chunk: ChunkResponse) -> dict[str, Any] | None:
     if chunk.content:
         delta["content"] = chunk.content
     if chunk.tool_calls:
-        delta["tool_calls"] = [_tool_entry(d) for d in chunk.tool_calls]
+        dialects = current_wire_dialects()
+        delta["tool_calls"] = [_tool_entry(d, dialects) for d in chunk.tool_calls]
     finish = chunk.finish_reason
     if chunk.error is not None and chunk.error.kind == "truncated":
         finish = finish or "length"

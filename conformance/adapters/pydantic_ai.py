@@ -36,7 +36,7 @@ from reference_impl.types import ChunkResponse
 
 __all__ = ["ADAPTER", "PydanticAIHandler", "make_handler"]
 
-CAPABILITIES = Capabilities(callbacks=False, lifecycle=False)
+CAPABILITIES = Capabilities(callbacks=False, lifecycle=False, wire_dialects=True)
 
 ADAPTER = AdapterInfo(
     name="pydantic-ai",

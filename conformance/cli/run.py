@@ -140,6 +140,12 @@ def add_parser(commands: Any) -> None:
         + ", ".join(harm.value for harm in HARMS)
         + " (default: any finding). Findings below it are still reported.",
     )
+    parser.add_argument(
+        "--realistic",
+        action="store_true",
+        help="handler runs: draw only input shapes a named server has been seen sending (the reviewed list in "
+        "conformance.wire.shapes; docs/realism.md), so the findings first show what users hit",
+    )
     parser.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
     parser.set_defaults(command_main=run)
@@ -262,6 +268,7 @@ def _run_handler(args: argparse.Namespace, target: HandlerTarget) -> Report:
             on_progress=_progress(target.spec),
             deadline=target.deadline,
             keep_counterexamples=None if args.all_counterexamples else DEFAULT_COUNTEREXAMPLES,
+            realistic=args.realistic,
         )
     except TargetError as error:
         raise UsageError(f"cannot run {target.spec}: {error}") from error

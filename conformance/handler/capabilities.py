@@ -38,6 +38,11 @@ class Capabilities:
     # embedded in the text, and the checks about raw argument deltas do not apply.
     text_format: str | None = None
     events: bool = True  # emits segment events (False: a final-result accumulator)
+    # The target renders each chunk into an OpenAI-compatible Chat Completions stream and reads it
+    # back (a library behind the openai SDK): the generated streams are then also drawn in the wire
+    # dialects real servers send (no index, null content...), which it must honour while rendering
+    # (``conformance.handler.wire_dialects``). Not a CLI flag: adapters declare it.
+    wire_dialects: bool = False
 
     def __post_init__(self) -> None:
         if self.text_format is not None and self.text_format not in TEXT_FORMATS:

@@ -16,6 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance.wire.shapes import observed
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
 __all__ = ["describe_chunks", "refragmented"]
@@ -61,12 +62,18 @@ def _cut(draw: st.DrawFn, text: str) -> list[str]:
 
 
 @st.composite
-def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse]) -> list[ChunkResponse]:
-    """A strategy of chunk lists carrying the same logical stream as ``chunks``."""
+def refragmented(draw: st.DrawFn, chunks: Sequence[ChunkResponse], realistic: bool = False) -> list[ChunkResponse]:
+    """A strategy of chunk lists carrying the same logical stream as ``chunks``.
+
+    ``realistic`` moves nothing a server has not been seen moving: no id later than its call's
+    first delta, no interleaved calls, unless ``conformance.wire.shapes`` says servers send them.
+    """
     atoms, terminal = _atoms(chunks)
     pieces = _cut_atoms(draw, atoms)
-    pieces = _move_ids_and_names_later(draw, pieces)
-    pieces = _interleave_calls(draw, pieces)
+    movable = [name for name in ("call_id", "name") if not realistic or observed(_MOVED[name])]
+    pieces = _move_ids_and_names_later(draw, pieces, movable)
+    if not realistic or observed("interleaved_calls"):
+        pieces = _interleave_calls(draw, pieces)
     result = _regrouped(draw, pieces)
     if draw(st.booleans()):  # empty chunks must be no-ops
         result.insert(draw(st.integers(0, len(result))), ChunkResponse())
@@ -131,8 +138,16 @@ def _regrouped(draw: st.DrawFn, pieces: Sequence[_Atom]) -> list[ChunkResponse]:
     return result
 
 
-def _move_ids_and_names_later(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
+# The shape each move makes (``conformance.wire.shapes``).
+_MOVED = {"call_id": "id_late", "name": "name_late"}
+
+
+def _move_ids_and_names_later(
+    draw: st.DrawFn, pieces: list[_Atom], movable: Sequence[str] = ("call_id", "name")
+) -> list[_Atom]:
     """Sometimes move a call's id (or name) from its first delta to a later one (B04, A08)."""
+    if not movable:
+        return pieces
     by_index: dict[int, list[int]] = {}
     for position, piece in enumerate(pieces):
         if piece.delta is not None:
@@ -144,7 +159,7 @@ def _move_ids_and_names_later(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Ato
         first, later = positions[0], draw(st.sampled_from(positions[1:]))
         head, tail = pieces[first].delta, pieces[later].delta
         assert head is not None and tail is not None
-        field_name = draw(st.sampled_from(["call_id", "name"]))
+        field_name = draw(st.sampled_from(list(movable)))
         value = getattr(head, field_name)
         # Moving is only meaning-preserving when no later delta of this call has its own value
         # for the field (a second, different id is a different stream, not a late id).

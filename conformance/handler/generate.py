@@ -15,6 +15,15 @@ Two generators:
 The expected outcome is computed from the drawn values alone (never from a handler). Every draw
 shrinks towards the plain case (dense indices, ids and names on the first delta, as few chunks
 as the wire allows), so a failure is reported on a small, readable stream.
+
+Some shapes are drawn on purpose because real libraries fail on them and chance alone rarely
+meets them: a second id on an occupied index whose merged arguments still parse (a no-argument
+call, then another call on index 0), ``finish_reason="stop"`` on a turn with tool calls, and,
+for targets that render chunks to an OpenAI-compatible wire, the byte-level dialects
+(``no_index``, ``null_index``, ``entry_without_function``, ``null_content_first_chunk``).
+
+``realistic=True`` draws only shapes a named server has been seen sending (the reviewed list in
+``conformance.wire.shapes``); every realistic draw is checked against it.
 """
 
 from __future__ import annotations
@@ -24,14 +33,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from hypothesis import assume
 from hypothesis import strategies as st
 
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
+from conformance.handler.shapes import RESERVED_KEYS, stream_realism
 from conformance.turns.generate import TOOL_NAMES, argument_objects, json_values, logical_turns
 from conformance.turns.model import Call, Reasoning, Text, Turn
+from conformance.wire.shapes import observed
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
 
-__all__ = ["scenarios", "turn_outcome", "turn_to_chunks", "wire_scenarios"]
+__all__ = ["WIRE_DIALECTS", "scenarios", "turn_outcome", "turn_to_chunks", "wire_scenarios"]
 
 
 # -- the simple, public generator ------------------------------------------------------------------
@@ -75,9 +87,6 @@ def scenarios(*, max_items: int = 6, with_reasoning: bool = True) -> st.SearchSt
 
 # -- the whole input space -------------------------------------------------------------------------
 
-# Argument keys that collide with names frameworks reserve for themselves (pydantic settings,
-# **kwargs, bound methods, discriminators, ids).
-RESERVED_KEYS = ("settings", "kwargs", "self", "type", "id", "name")
 # Valid JSON that is not an arguments object (D05, A12): a handler must reject every one.
 NOT_OBJECTS = ("null", "[]", "false", "0", '""', '"a string"', "[1, 2]", "true")
 # How a call's arguments may be broken; "valid" first so shrinking ends on a valid call.
@@ -129,14 +138,21 @@ _GARBAGE = st.sampled_from(["{oops", "not json", "{'a': 1}", '{"a": }'])
 _ARGUMENT_KIND = st.one_of(st.just("valid"), st.sampled_from(ARGUMENT_KINDS))
 
 
-def _arguments(draw: st.DrawFn) -> tuple[str, dict[str, Any] | None]:
+def _allowed(shape: str, realistic: bool) -> bool:
+    """Whether a draw may produce ``shape``: always, or (realistic) when a server was seen sending it."""
+    return not realistic or observed(shape)
+
+
+def _arguments(draw: st.DrawFn, realistic: bool = False) -> tuple[str, dict[str, Any] | None]:
     """The argument text of one call and what it must parse to (None: the call must be rejected)."""
     # Half the calls are valid: they are the ones that run, where a lost or altered argument shows.
     kind = draw(_ARGUMENT_KIND)
     if kind == "empty":
         return "", {}
+    if kind == "not_an_object" and not _allowed("arguments_not_an_object", realistic):
+        return "null", None  # the one non-object servers send (arguments_null)
     value = draw(_VALUES)
-    if draw(st.booleans()):
+    if draw(st.booleans()) and _allowed("reserved_argument_keys", realistic):
         value = {**value, **draw(_RESERVED_OBJECTS)}
     text = json.dumps(value, ensure_ascii=draw(st.booleans()))
     if kind == "valid":
@@ -158,10 +174,11 @@ def _split(draw: st.DrawFn, text: str, max_pieces: int = 6) -> list[str]:
     return [text[a:b] for a, b in itertools.pairwise([0, *cuts, len(text)])]
 
 
-def _draw_call(draw: st.DrawFn, position: int) -> _GenCall:
-    name_kind = draw(st.sampled_from(["whole", "fragmented", "never"]))
+def _draw_call(draw: st.DrawFn, position: int, realistic: bool = False) -> _GenCall:
+    kinds = ["whole", "fragmented", "never"] if _allowed("name_fragmented", realistic) else ["whole", "never"]
+    name_kind = draw(st.sampled_from(kinds))
     name = None if name_kind == "never" else draw(st.sampled_from(TOOL_NAMES))
-    text, arguments = _arguments(draw)
+    text, arguments = _arguments(draw, realistic)
     if name is None:
         arguments = None
     call_id = draw(st.one_of(st.just(f"call_{position}"), st.none(), st.just(f"toolu_{position}x")))
@@ -175,7 +192,7 @@ def _draw_call(draw: st.DrawFn, position: int) -> _GenCall:
         pieces=pieces,
         name_pieces=name_pieces,
         id_position=draw(st.integers(0, len(pieces) + max(len(name_pieces) - 1, 0) - 1))
-        if call_id and draw(st.booleans())
+        if call_id and _allowed("id_late", realistic) and draw(st.booleans())
         else 0,
         id_every_delta=draw(st.booleans()) if call_id else False,
         name_every_delta=draw(st.booleans()) if name_kind == "whole" else False,
@@ -212,8 +229,7 @@ def _call_deltas(call: _GenCall, index: int) -> list[ToolCallDelta]:
 
 def _indices(draw: st.DrawFn, calls: list[_GenCall]) -> tuple[list[int], bool]:
     """The wire index of each call, and whether they all share index 0 (each with its own id)."""
-    distinct_ids = all(c.call_id for c in calls) and len({c.call_id for c in calls}) == len(calls)
-    schemes = ["dense", "offset", "sparse"] + (["all_zero"] if len(calls) > 1 and distinct_ids else [])
+    schemes = ["dense", "offset", "sparse"] + (["all_zero"] if len(calls) > 1 else [])
     scheme = draw(st.sampled_from(schemes))
     if scheme == "dense":
         return list(range(len(calls))), False
@@ -223,15 +239,21 @@ def _indices(draw: st.DrawFn, calls: list[_GenCall]) -> tuple[list[int], bool]:
     if scheme == "sparse":
         gaps = draw(st.lists(st.integers(1, 3), min_size=len(calls), max_size=len(calls)))
         return list(itertools.accumulate(gaps, initial=draw(st.integers(0, 2))))[: len(calls)], False
+    # Every call on index 0 (Ollama's OpenAI-compatible API): only an id on each call's first delta
+    # tells them apart, so every call gets its own.
+    for position, call in enumerate(calls):
+        call.call_id = call.call_id or f"call_{position}"
     return [0] * len(calls), True
 
 
-def _merge(draw: st.DrawFn, streams: list[list[_Atom]], texts: list[_Atom], interleave: bool) -> list[_Atom]:
+def _merge(
+    draw: st.DrawFn, streams: list[list[_Atom]], texts: list[_Atom], interleave: bool, text_in_calls: bool = True
+) -> list[_Atom]:
     """One wire order: each call's atoms in order, calls first appearing in call order.
 
     A call's name fragments all come before the next call's first delta (a name cannot grow once
-    a later call appeared); text and reasoning atoms keep their order and may fall anywhere,
-    also between two deltas of an open call.
+    a later call appeared); text and reasoning atoms keep their order and may fall anywhere, also
+    between two deltas of an open call (unless ``text_in_calls`` is False).
     """
     order: list[_Atom] = []
     queues = [list(s) for s in streams]
@@ -239,9 +261,9 @@ def _merge(draw: st.DrawFn, streams: list[list[_Atom]], texts: list[_Atom], inte
     started = 0
     while any(queues) or pending_text:
         choices: list[str] = []
-        if pending_text:
-            choices.append("text")
         open_calls = [i for i in range(started) if queues[i]]
+        if pending_text and (text_in_calls or not open_calls):
+            choices.append("text")
         if open_calls:
             choices.append("continue")
         if started < len(queues):
@@ -304,7 +326,16 @@ def _chunk(parts: dict[str, Any]) -> ChunkResponse:
     )
 
 
-_ENDINGS = ("finalize", "complete", "complete_with_last_delta", "truncated", "provider_error", "incomplete")
+_ENDINGS = (
+    "finalize",
+    "complete",
+    "complete_with_last_delta",
+    "complete_stop",
+    "truncated",
+    "provider_error",
+    "incomplete",
+)
+_NORMAL_ENDINGS = _ENDINGS[:4]
 
 
 def _end(
@@ -313,8 +344,10 @@ def _end(
     """Append how the stream ends; return the chunks and whether the end is abnormal."""
     if ending == "finalize":
         return chunks, False
-    if ending in ("complete", "complete_with_last_delta"):
-        finish = "tool_calls" if has_calls else "stop"
+    if ending in ("complete", "complete_with_last_delta", "complete_stop"):
+        # "complete_stop": finish_reason "stop" although the turn made tool calls (Gemini, vLLM,
+        # OpenAI with a named tool_choice): the calls are no less real.
+        finish = "tool_calls" if has_calls and ending != "complete_stop" else "stop"
         last = chunks[-1] if chunks and ending == "complete_with_last_delta" else None
         if last is not None and not last.reasoning:
             merged = ChunkResponse(
@@ -330,6 +363,41 @@ def _end(
     return [*chunks, error], True
 
 
+# Byte-level dialects of the OpenAI-compatible Chat Completions wire a stream may be rendered in
+# (``Scenario.wire_dialects``), for targets that read that wire (``Capabilities.wire_dialects``).
+WIRE_DIALECTS = ("no_index", "null_index", "entry_without_function", "null_content_first_chunk")
+
+
+def _merged_arguments_parse(draw: st.DrawFn, calls: list[_GenCall], realistic: bool) -> None:
+    """Two calls on one index whose argument texts, merged, still parse (drawn on purpose: a handler
+    that ignores the second id runs one merged call and loses the other, and nothing fails to parse).
+
+    The first call's text is a prefix of one valid object and the second's the rest; the plain case
+    is an empty prefix: a no-argument call, then another call on the same index.
+    """
+    first = draw(st.integers(0, len(calls) - 2))
+    whole = json.dumps(draw(_VALUES))
+    cut = draw(st.integers(0, len(whole))) if _allowed("arguments_continue_across_ids", realistic) else 0
+    for call, text in ((calls[first], whole[:cut]), (calls[first + 1], whole[cut:])):
+        call.arguments_text = text
+        call.arguments = _parse_expected(text) if call.name else None
+        call.pieces = _split(draw, text)
+
+
+def _dialects(draw: st.DrawFn, calls: list[_GenCall], interleaved: bool, realistic: bool) -> frozenset[str]:
+    """The wire dialects this stream can be rendered in without changing what it says."""
+    allowed = [d for d in WIRE_DIALECTS if _allowed(d, realistic)]
+    chosen = {d for d in allowed if d in ("null_content_first_chunk", "entry_without_function") and draw(st.booleans())}
+    # Without an index only an id on each call's first delta tells a new call from a continuation.
+    identified = calls and all(call.call_id and call.id_position == 0 for call in calls)
+    indexless = [d for d in ("no_index", "null_index") if d in allowed]
+    if identified and not interleaved and indexless and draw(st.booleans()):
+        chosen.add(draw(st.sampled_from(indexless)))
+    if not any(call.call_id for call in calls):
+        chosen.discard("entry_without_function")
+    return frozenset(chosen)
+
+
 @st.composite
 def wire_scenarios(
     draw: st.DrawFn,
@@ -338,17 +406,30 @@ def wire_scenarios(
     with_errors: bool = True,
     several_deltas_per_chunk: bool = False,
     max_calls: int = 3,
+    realistic: bool = False,
+    wire_dialects: bool = False,
 ) -> Scenario:
-    """A wire-legal chunk stream from the whole input space, with its expected outcome (module docstring)."""
-    calls = [_draw_call(draw, position) for position in range(draw(st.integers(0, max_calls)))]
+    """A wire-legal chunk stream from the whole input space, with its expected outcome (module docstring).
+
+    ``realistic`` draws only shapes a named server has been seen sending; ``wire_dialects`` also
+    draws how the stream is rendered on an OpenAI-compatible wire (``Scenario.wire_dialects``).
+    """
+    calls = [_draw_call(draw, position, realistic) for position in range(draw(st.integers(0, max_calls)))]
     indices, all_zero = _indices(draw, calls)
-    streams = []
     if all_zero:
         # Every call on index 0: only an id on each call's first delta tells them apart.
         for call in calls:
             call.id_position = 0
+        if draw(st.booleans()):
+            _merged_arguments_parse(draw, calls, realistic)
+    interleave = not all_zero and _allowed("interleaved_calls", realistic) and draw(st.booleans())
+    dialects = _dialects(draw, calls, interleave, realistic) if wire_dialects else frozenset()
+    streams = []
     for position, (call, index) in enumerate(zip(calls, indices, strict=True)):
         deltas = _call_deltas(call, index)
+        if "entry_without_function" in dialects and call.call_id:
+            # An id-only continuation: rendered as a tool_calls entry without a "function" object.
+            deltas.insert(1, ToolCallDelta(index, call.call_id))
         growing = len(call.name_pieces)  # the lead fragments and the first argument delta
         streams.append([_Atom("tool", call=position, delta=d, grows_name=n < growing) for n, d in enumerate(deltas)])
     kinds = ["content", "reasoning"] if with_reasoning else ["content"]
@@ -359,12 +440,23 @@ def wire_scenarios(
         )
         for piece in _split(draw, text, 3)
     ]
-    atoms = _merge(draw, streams, texts, interleave=not all_zero and draw(st.booleans()))
-    ending = draw(st.sampled_from(_ENDINGS if with_errors else _ENDINGS[:3]))
+    atoms = _merge(draw, streams, texts, interleave, text_in_calls=_allowed("text_inside_open_call", realistic))
+    ending = draw(st.sampled_from(_ENDINGS if with_errors else _NORMAL_ENDINGS))
     if ending in ("truncated", "provider_error", "incomplete") and atoms:
         atoms = atoms[: draw(st.integers(1, len(atoms)))]
     chunks, abnormal = _end(draw, _chunks(draw, atoms, several_deltas_per_chunk), ending, bool(calls))
-    return Scenario("generated", tuple(chunks), _outcome(calls, atoms, abnormal, all_zero), source="generated")
+    scenario = Scenario(
+        "generated",
+        tuple(chunks),
+        _outcome(calls, atoms, abnormal, all_zero),
+        source="generated",
+        wire_dialects=dialects,
+    )
+    if realistic:
+        # The gates above keep every theoretical shape out; this says so for every draw (the
+        # reviewed list may gain a theoretical shape the gates do not know yet).
+        assume(not stream_realism(scenario.chunks, dialects).theoretical)
+    return scenario
 
 
 def _outcome(calls: list[_GenCall], atoms: list[_Atom], abnormal: bool, all_zero: bool) -> ExpectedOutcome:

@@ -93,6 +93,21 @@ def _rerun_harm(first: Sequence[ObservedInvocation], again: Sequence[ObservedInv
     return HarmVerdict(Harm.STREAM_SHAPE, f"{when}, the same calls ran; only the events differ")
 
 
+def _merged_groups(ctx: CheckContext) -> set[int]:
+    """The index groups (``ExpectedCall.conflict_group``) in which an output call carries argument
+    text that is not its own: the calls were merged into one."""
+    merged: set[int] = set()
+    for match in ctx.matches:
+        group, actual = match.expected.conflict_group, match.actual
+        if group is None or actual is None:
+            continue
+        own = ctx.raw_arguments[match.position]
+        streamed = "".join(e.delta for e in ctx.segments.get(actual.segment_id or "", []) if e.kind == "content")
+        if any(text and not own.startswith(text) for text in (actual.raw_arguments, streamed)):
+            merged.add(group)
+    return merged
+
+
 def _stand_ins(ctx: CheckContext) -> dict[int, ObservedCall]:
     """The stream's calls no output call was matched to, each paired with a left-over output call
     in wire order (order of first appearance): a call that lost or garbled its provider id is still
@@ -112,6 +127,7 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
     truncated = any(chunk.error is not None and chunk.error.kind == "truncated" for chunk in ctx.scenario.chunks)
     raw = ctx.raw_arguments
     stand_ins = _stand_ins(ctx)
+    merged = _merged_groups(ctx)
     pairs = []
     for match in ctx.matches:
         want = match.expected
@@ -123,7 +139,9 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
             arguments,
             why_not=_why_not(ctx, want.name, raw[match.position]) if arguments is None else "",
             truncated=truncated,
-            error_answers=want.conflict_group is not None,
+            # An error answers a call sharing its index with another id only when the handler said
+            # so: an error that comes from parsing two calls' merged text is the merge, not an answer.
+            error_answers=want.conflict_group is not None and want.conflict_group not in merged,
             null_arguments=want.null_arguments,
         )
         actual = match.actual if match.actual is not None else stand_ins.get(match.position)

@@ -43,7 +43,9 @@ from conformance.handler.generate import wire_scenarios
 from conformance.handler.harm import PROBED_CHECKS, check_harm, run_harm
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
+from conformance.handler.shapes import stream_realism
 from conformance.handler.text_scenarios import text_scenarios
+from conformance.handler.wire_dialects import rendering_dialects
 from conformance.verdict import (
     DEFAULT_COUNTEREXAMPLES,
     Check,
@@ -222,7 +224,8 @@ def violations(
     """
     capabilities = capabilities or Capabilities()
     target = make_target(factory, capabilities, adapter=adapter, deadline=deadline)
-    transcript = target.run(scenario.chunks, probe=False)
+    with rendering_dialects(scenario.wire_dialects):
+        transcript = target.run(scenario.chunks, probe=False)
     run = _judge(plan(capabilities).active, CheckContext(scenario, transcript, capabilities))
     return [f"{check_id}: {problems[0]}" for check_id, problems in run.failed.items()]
 
@@ -242,6 +245,9 @@ class _Found:
     label: str = ""  # which search (a scenario's name, or a part of the generated ones): its database key
     seed: int = 0  # the seed that search ran with, so the shrinking search finds the failure again
     origin: tuple[int, int] = (0, 0)  # (search unit, failure number): where the whole run met it first
+    # Searched first, before shrinking, when the failure was found on a theoretical input: the same
+    # failure on an input of observed shapes only is what a maintainer should see.
+    realistic: tuple[st.SearchStrategy[Case], ...] = ()
 
 
 class _Session:
@@ -256,10 +262,12 @@ class _Session:
         seed: int,
         keep: int | None,
         on_progress: Callable[[str], None] | None,
+        realistic: bool = False,
     ) -> None:
         self.target = target
         self.plan = the_plan
         self.report = report
+        self.realistic = realistic
         self.seed = seed
         self.keep = keep
         self.on_progress = on_progress
@@ -276,7 +284,8 @@ class _Session:
     # -- judging one run ---------------------------------------------------------------------
 
     def judge(self, scenario: Scenario, chunks: Sequence[ChunkResponse], *, probe: bool) -> _Run:
-        transcript = self.target.run(chunks, probe=probe)
+        with rendering_dialects(scenario.wire_dialects):
+            transcript = self.target.run(chunks, probe=probe)
         self.report.examples += 1
         return _judge(self.plan.active, CheckContext(scenario, transcript, self.target.capabilities))
 
@@ -306,6 +315,7 @@ class _Session:
                 scenario=scenario.name,
                 keep=self.keep,
                 harm=run.harms.get(check_id),
+                realism=stream_realism(chunks, scenario.wire_dialects) if new else None,
             )
             if new:
                 self.origins[check_id].append(origin)
@@ -316,13 +326,25 @@ class _Session:
 
     # -- the searches --------------------------------------------------------------------------
 
-    def count(self, cases: st.SearchStrategy[Case], max_examples: int, label: str, *, seed: int | None = None) -> None:
+    def count(
+        self,
+        cases: st.SearchStrategy[Case],
+        max_examples: int,
+        label: str,
+        *,
+        seed: int | None = None,
+        realistic: tuple[st.SearchStrategy[Case], ...] = (),
+    ) -> None:
         """Run ``max_examples`` generated cases, judging and counting each (no shrinking)."""
         if max_examples <= 0:
             return
         seed = self.seed if seed is None else seed
         active = self.plan.active
-        found = _Found(CheckResult(active[0]), "", cases, max_examples, label, seed) if active else None
+        found = (
+            _Found(CheckResult(active[0]), "", cases, max_examples, label, seed, realistic=realistic)
+            if active
+            else None
+        )
 
         @search_settings(max_examples, seed, shrink=False)
         @given(cases)
@@ -335,25 +357,42 @@ class _Session:
             every_case()
 
     @staticmethod
-    def _small(found: _Found) -> bool:
-        """A counterexample of a few chunks and at most one call is already as readable as shrinking makes it."""
+    def _kept(found: _Found) -> Any:
+        """The counterexample kept for ``found``'s kind of failure (None: not kept)."""
         wanted = signature(found.message)
-        kept = next((c for c in found.result.counterexamples if signature(c.message) == wanted), None)
+        return next((c for c in found.result.counterexamples if signature(c.message) == wanted), None)
+
+    def _small(self, found: _Found) -> bool:
+        """A counterexample of a few chunks and at most one call is already as readable as shrinking makes it."""
+        kept = self._kept(found)
         if kept is None or not isinstance(kept.input, Counterexample):
             return False
         chunks = kept.input.chunks
         return len(chunks) <= 3 and len(kept.input.scenario.expected.tool_calls) <= 1
 
     def shrink(self, found: _Found) -> None:
-        """Search again for one kept failure and let hypothesis shrink it; keep the smaller input."""
+        """Search again for one kept failure and let hypothesis shrink it; keep the smaller input.
+
+        A failure first met on a theoretical input is first searched for among inputs of observed
+        shapes only (``_Found.realistic``): when one fails the same way, that one is shrunk and shown.
+        """
+        kept = self._kept(found)
+        theoretical = kept is not None and kept.realism is not None and bool(kept.realism.theoretical)
         # With an example database, every failure is searched again so that it is saved there.
-        if found.cases is None or (self._small(found) and example_database() is None):
+        if found.cases is None or (self._small(found) and not theoretical and example_database() is None):
             return
+        searches = [(cases, f"{found.label}/realistic") for cases in found.realistic] if theoretical else []
+        for cases, label in [*searches, (found.cases, found.label)]:
+            if self._shrink_in(found, cases, label):
+                return
+
+    def _shrink_in(self, found: _Found, cases: st.SearchStrategy[Case], label: str) -> bool:
+        """Search ``cases`` for ``found``'s failure and shrink it; True when the search is over (found or flaky)."""
         wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
 
         @search_settings(found.max_examples, found.seed)
-        @given(found.cases)
+        @given(cases)
         def fails_the_same_way(case: Case) -> None:
             scenario, chunks = case
             run = self.judge(scenario, chunks, probe=False)
@@ -362,7 +401,7 @@ class _Session:
                 smallest[:] = [(scenario, chunks, run)]
                 raise AssertionError(problems[0])
 
-        _share_database_key(fails_the_same_way, found.label)
+        _share_database_key(fails_the_same_way, label)
         try:
             with the_same_search_in_every_process():
                 fails_the_same_way()
@@ -373,9 +412,9 @@ class _Session:
                 f"{check_id}: the target gave different results for the same input while shrinking "
                 f"({type(error).__name__}); the counterexample shown is the one first found, not shrunk"
             )
-            return
+            return True
         if not smallest:
-            return
+            return False
         scenario, chunks, run = smallest[0]
         problems = run.failed[check_id]
         for position, kept in enumerate(found.result.counterexamples):
@@ -384,8 +423,10 @@ class _Session:
                 kept.message = problems[0]
                 kept.input = Counterexample(scenario, tuple(chunks))
                 kept.harm = run.harms.get(check_id)
+                kept.realism = stream_realism(chunks, scenario.wire_dialects)
                 if position == 0:
                     found.result.message = problems[0]
+        return True
 
 
 def _share_database_key(search: Callable[..., None], label: str) -> None:
@@ -421,18 +462,20 @@ def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Tra
     return "\n".join(lines)
 
 
-def _split_cases(scenario: Scenario, several_per_chunk: bool) -> st.SearchStrategy[Case]:
-    """One scenario, re-fragmented at arbitrary boundaries."""
-    del several_per_chunk  # re-fragmentation keeps one delta per call per chunk; packing is generated
-    return st.tuples(st.just(scenario), refragmented(scenario.chunks))
+def _split_cases(scenario: Scenario, realistic: bool = False) -> st.SearchStrategy[Case]:
+    """One scenario, re-fragmented at arbitrary boundaries (re-fragmentation keeps one delta per
+    call per chunk; packing several is generated)."""
+    return st.tuples(st.just(scenario), refragmented(scenario.chunks, realistic=realistic))
 
 
-def _generated_cases(capabilities: Capabilities) -> st.SearchStrategy[Case]:
+def _generated_cases(capabilities: Capabilities, realistic: bool = False) -> st.SearchStrategy[Case]:
     """Streams drawn from the whole input space (``wire_scenarios``), each as its own chunks."""
     return wire_scenarios(
         with_reasoning=capabilities.reasoning,
         with_errors=capabilities.stream_errors,
         several_deltas_per_chunk=capabilities.several_deltas_per_chunk,
+        realistic=realistic,
+        wire_dialects=capabilities.wire_dialects,
     ).map(lambda scenario: (scenario, list(scenario.chunks)))
 
 
@@ -478,6 +521,7 @@ def run_conformance(
     deadline: float | None = DEFAULT_DEADLINE_SECONDS,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
     shrink: bool = True,
+    realistic: bool = False,
 ) -> Report:
     """Run every applicable check against targets made by ``factory`` and return a ``Report``.
 
@@ -488,7 +532,10 @@ def run_conformance(
     ``profile`` sets how many runs, ``seed`` makes the run reproducible (``conformance.handler.sharded``
     splits the same search over parallel workers); ``shrink=False``
     keeps each failure as first found (the same verdicts and counts, most of a failing target's
-    time saved, counterexamples larger). Raises
+    time saved, counterexamples larger, realism as first met). ``realistic=True`` draws only input
+    shapes a named server has been seen sending (``conformance.wire.shapes``). Each finding carries
+    its harm and the realism of its counterexample: a failure first met on a theoretical input is
+    searched for among observed inputs before it is shrunk. Raises
     ``conformance.handler.drive.TargetError`` when the factory cannot be used at all.
     """
     session, chosen, capabilities = _start(
@@ -504,6 +551,7 @@ def run_conformance(
         on_progress=on_progress,
         deadline=deadline,
         keep=keep_counterexamples,
+        realistic=realistic,
     )
     report = session.report
     started = time.perf_counter()
@@ -533,6 +581,7 @@ def _start(
     on_progress: Callable[[str], None] | None,
     deadline: float | None,
     keep: int | None,
+    realistic: bool = False,
 ) -> tuple[_Session, Profile, Capabilities]:
     """The target, the plan and an empty report: everything a search (or a part of one) starts from."""
     capabilities = capabilities or Capabilities()
@@ -548,8 +597,23 @@ def _start(
     )
     report = Report(target=label, profile=chosen.name, seed=seed)
     report.target_spec = {"capabilities": capabilities.declared()}
-    session = _Session(the_target, the_plan, report, seed=seed, keep=keep, on_progress=on_progress)
+    if realistic:
+        the_plan, left_out = _observed_only(the_plan)
+        report.target_spec["realistic"] = True
+        report.notes.append(
+            "--realistic: only input shapes a named server has been seen sending were drawn "
+            "(conformance.wire.shapes)"
+            + (f"; scenarios with theoretical shapes left out: {', '.join(left_out)}" if left_out else "")
+        )
+    session = _Session(the_target, the_plan, report, seed=seed, keep=keep, on_progress=on_progress, realistic=realistic)
     return session, chosen, capabilities
+
+
+def _observed_only(the_plan: Plan) -> tuple[Plan, list[str]]:
+    """The plan without the scenarios that, as written, show a shape no server was seen sending."""
+    kept = tuple(s for s in the_plan.scenarios if not stream_realism(s.chunks, s.wire_dialects).theoretical)
+    left_out = [s.name for s in the_plan.scenarios if s not in kept]
+    return replace(the_plan, scenarios=kept), left_out
 
 
 # A unit of the search: a built-in scenario (as written, then re-cut), or one part of the
@@ -598,11 +662,25 @@ def unit_label(unit: _Unit) -> str:
     return f"generated#{unit}" if isinstance(unit, int) else unit.name
 
 
-def unit_cases(unit: _Unit, capabilities: Capabilities) -> st.SearchStrategy[Case]:
-    """The inputs a unit's search draws."""
+def unit_cases(unit: _Unit, capabilities: Capabilities, realistic: bool = False) -> st.SearchStrategy[Case]:
+    """The inputs a unit's search draws (``realistic``: only shapes servers were seen sending)."""
     if isinstance(unit, int):
-        return _generated_cases(capabilities)
-    return _split_cases(unit, capabilities.several_deltas_per_chunk)
+        return _generated_cases(capabilities, realistic)
+    return _split_cases(unit, realistic)
+
+
+def realistic_alternatives(
+    unit: _Unit, capabilities: Capabilities, realistic: bool
+) -> tuple[st.SearchStrategy[Case], ...]:
+    """Where to look first for a failure met on a theoretical input of ``unit``: the unit's own inputs
+    restricted to observed shapes, then any generated stream of observed shapes (none in a run that
+    is already realistic: everything it meets is observed)."""
+    if realistic:
+        return ()
+    generated = _generated_cases(capabilities, realistic=True)
+    if isinstance(unit, int) or stream_realism(unit.chunks, unit.wire_dialects).theoretical:
+        return (generated,)  # re-cutting a scenario that is theoretical as written keeps it theoretical
+    return (_split_cases(unit, realistic=True), generated)
 
 
 def _search_everything(
@@ -619,14 +697,23 @@ def _search_everything(
                 session.on_progress(f"generated streams ({unit + 1} of {GENERATED_PARTS})")
             part_examples = generated_examples // GENERATED_PARTS + (unit < generated_examples % GENERATED_PARTS)
             session.count(
-                unit_cases(unit, capabilities), part_examples, unit_label(unit), seed=_part_seed(session.seed, unit)
+                unit_cases(unit, capabilities, session.realistic),
+                part_examples,
+                unit_label(unit),
+                seed=_part_seed(session.seed, unit),
+                realistic=realistic_alternatives(unit, capabilities, session.realistic),
             )
             continue
         session.report.scenarios += 1
         if session.on_progress:
             session.on_progress(unit.name)
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
-        session.count(unit_cases(unit, capabilities), chosen.examples_per_scenario, unit_label(unit))
+        session.count(
+            unit_cases(unit, capabilities, session.realistic),
+            chosen.examples_per_scenario,
+            unit_label(unit),
+            realistic=realistic_alternatives(unit, capabilities, session.realistic),
+        )
     if not shrink:
         return  # a shard of a sharded run: its failures are shrunk once the shards are merged
     for found in list(session.found):

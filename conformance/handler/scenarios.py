@@ -65,6 +65,10 @@ class Scenario:
     description: str = ""
     source: str = "built-in"
     tags: frozenset[str] = field(default_factory=frozenset)
+    # How the stream is rendered on an OpenAI-compatible Chat Completions wire, for targets that read
+    # one (``Capabilities.wire_dialects``): byte-level shapes of ``conformance.wire.shapes`` such as
+    # ``no_index``. They change the bytes, never what the stream says.
+    wire_dialects: frozenset[str] = field(default_factory=frozenset)
 
     @property
     def needs(self) -> frozenset[str]:
@@ -276,6 +280,21 @@ BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
             )
         ),
         "A second id on an occupied index is a new call or a protocol error, never a silent merge (B01).",
+    ),
+    Scenario(
+        "second_id_after_a_no_argument_call_on_its_index",
+        (
+            _tc(0, "call_0", "f", ""),
+            _tc(0, "call_1", "g", '{"a": 1}'),
+        ),
+        ExpectedOutcome(
+            (
+                ExpectedCall("f", "call_0", {}, "", conflict_group=0),
+                ExpectedCall("g", "call_1", {"a": 1}, '{"a": 1}', conflict_group=0),
+            )
+        ),
+        "A no-argument call, then a second id on its index: merged, the arguments still parse, so only the id "
+        "change tells the calls apart (B01; Ollama sends every call on index 0).",
     ),
     Scenario(
         "every_parallel_call_on_index_zero",

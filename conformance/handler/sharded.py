@@ -35,6 +35,7 @@ from conformance.handler.runner import (
     _start,
     _Stop,
     closing_notes,
+    realistic_alternatives,
     search_units,
     unit_cases,
     unit_label,
@@ -99,7 +100,9 @@ class ShardedRun:
         target: str = "",
         deadline: float | None = DEFAULT_DEADLINE_SECONDS,
         keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
+        realistic: bool = False,
     ) -> None:
+        self.realistic = realistic
         self._start_options: dict[str, Any] = {
             "profile": profile,
             "seed": seed,
@@ -111,6 +114,7 @@ class ShardedRun:
             "on_progress": None,
             "deadline": deadline,
             "keep": keep_counterexamples,
+            "realistic": realistic,
         }
         self.factory = factory
         self.capabilities = capabilities or Capabilities()
@@ -208,9 +212,13 @@ class ShardedRun:
         shrunk = []
         for task in mine:
             result = results[task.check_id]
-            cases = unit_cases(units[task.label], self.capabilities)
+            unit = units[task.label]
+            cases = unit_cases(unit, self.capabilities, self.realistic)
+            realistic = realistic_alternatives(unit, self.capabilities, self.realistic)
             notes_before, examples_before = len(session.report.notes), session.report.examples
-            session.shrink(_Found(result, task.message, cases, task.max_examples, task.label, task.seed, task.origin))
+            found = _Found(result, task.message, cases, task.max_examples, task.label, task.seed, task.origin)
+            found.realistic = realistic
+            session.shrink(found)
             wanted = signature(task.message)
             smaller = next((kept for kept in result.counterexamples if signature(kept.message) == wanted), None)
             shrunk.append(

@@ -123,6 +123,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         + "); findings below it are reported as xfail (default: every finding fails)",
     )
     parser.addini("toolcall_fail_on", "the least harm that fails a check's test (see --toolcall-fail-on)", default="")
+    group.addoption(
+        "--toolcall-realistic",
+        action="store_true",
+        help="draw only input shapes a named server has been seen sending (conformance.wire.shapes)",
+    )
+    parser.addini(
+        "toolcall_realistic", "true/false: draw only observed input shapes (--toolcall-realistic)", default=""
+    )
     parser.addini("toolcall_seed", "hypothesis seed for conformance runs", default="")
     parser.addini("toolcall_database", "hypothesis example database directory (opt-in)", default="")
     parser.addini("toolcall_adapter", "HandlerAdapter (MODULE:OBJECT) for toolcall_handler", default="")

@@ -57,6 +57,9 @@ def _rerun_options(config: pytest.Config) -> str:
     for option in CAPABILITY_OPTIONS:
         if config.getoption("toolcall_" + option.field, default=False):
             words.append(option.pytest_option)
+    for flag in ("realistic",):
+        if config.getoption("toolcall_" + flag, default=False):
+            words.append("--toolcall-" + flag)
     for api in config.getoption("toolcall_format", default=None) or ():
         words += ["--toolcall-format", api]
     for directory in config.getoption("toolcall_cassette_dir", default=None) or ():
@@ -210,12 +213,18 @@ def capabilities_from_config(config: pytest.Config) -> Capabilities:
 def _run_target(cls: Any, config: pytest.Config, factory: Any, capabilities: Capabilities, label: str) -> Report:
     profile, seed = profile_and_seed(config, cls)
 
+    realistic = bool(
+        getattr(cls, "realistic", False)
+        or config.getoption("toolcall_realistic", default=False)
+        or str(config.getini("toolcall_realistic") or "").strip().lower() in ("true", "1", "yes")
+    )
     options: dict[str, Any] = {
         "capabilities": capabilities,
         "profile": profile,
         "seed": seed,
         "adapter": getattr(cls, "adapter", None),
         "target": label,
+        "realistic": realistic,
     }
 
     def whole() -> Report:
@@ -232,7 +241,7 @@ def _run_target(cls: Any, config: pytest.Config, factory: Any, capabilities: Cap
         finally:
             logging.disable(logging.NOTSET)
 
-    key = f"{cls.__module__}.{cls.__qualname__}-{profile}-{seed}"
+    key = f"{cls.__module__}.{cls.__qualname__}-{profile}-{seed}" + ("-realistic" if realistic else "")
     return quietly(lambda: shared_report(config, key, whole, sharded))
 
 

@@ -1,0 +1,199 @@
+"""The shapes a chunk stream shows (``conformance.wire.shapes``), read from the chunks themselves.
+
+Every input is tagged the same way, wherever it came from (a built-in scenario, a re-cut one, a
+generated stream, a saved file): by looking at what its chunks carry. A call is an index, until a
+different non-empty id arrives on it (that starts the next call), as the checks read it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from conformance.verdict.realism import Realism
+from conformance.wire.shapes import realism_of
+from reference_impl.types import ChunkResponse, ToolCallDelta
+
+__all__ = ["RESERVED_KEYS", "chunk_shapes", "stream_realism"]
+
+# Argument keys that collide with names frameworks reserve for themselves (pydantic settings,
+# **kwargs, bound methods, discriminators, ids).
+RESERVED_KEYS = ("settings", "kwargs", "self", "type", "id", "name")
+
+
+@dataclass
+class _Call:
+    index: int
+    deltas: list[tuple[int, ToolCallDelta]] = field(default_factory=list)  # (chunk position, delta)
+    call_id: str | None = None
+
+
+def _calls(chunks: Sequence[ChunkResponse]) -> list[_Call]:
+    calls: list[_Call] = []
+    current: dict[int, _Call] = {}
+    for position, chunk in enumerate(chunks):
+        for delta in chunk.tool_calls or ():
+            call = current.get(delta.index)
+            if call is None or (delta.call_id and call.call_id and delta.call_id != call.call_id):
+                call = _Call(delta.index)
+                calls.append(call)
+                current[delta.index] = call
+            call.call_id = call.call_id or (delta.call_id or None)
+            call.deltas.append((position, delta))
+    return calls
+
+
+def _id_shapes(deltas: Sequence[ToolCallDelta]) -> set[str]:
+    """How the call's id arrives."""
+    shapes: set[str] = set()
+    id_at = [n for n, delta in enumerate(deltas) if delta.call_id]
+    if not id_at:
+        shapes.add("no_id")
+    elif id_at[0] > 0:
+        shapes.add("id_late")
+    if len(id_at) > 1:
+        shapes.add("id_restated")
+    if any(delta.call_id == "" or delta.name == "" for delta in deltas[1:]):
+        shapes.add("empty_string_continuation_fields")
+    return shapes
+
+
+def _name_shapes(deltas: Sequence[ToolCallDelta]) -> set[str]:
+    """How the call's name (and its arguments, against the name) arrive."""
+    shapes: set[str] = set()
+    fragments: list[str] = []
+    complete_at: int | None = None
+    for n, delta in enumerate(deltas):
+        if not delta.name:
+            continue
+        if fragments and delta.name == "".join(fragments):
+            shapes.add("name_restated")
+            continue
+        fragments.append(delta.name)
+        complete_at = n
+    if not fragments:
+        shapes.add("no_name")
+    if len(fragments) > 1:
+        shapes.add("name_fragmented")
+    args_at = next((n for n, delta in enumerate(deltas) if delta.arguments_delta), None)
+    if args_at is not None and complete_at is not None and args_at < complete_at:
+        shapes.add("name_late")
+    if sum(1 for delta in deltas if delta.arguments_delta) > 1:
+        shapes.add("arguments_fragmented")
+    return shapes
+
+
+def _argument_shapes(text: str, abnormal: bool) -> set[str]:
+    """What the call's argument text is (a stream cut short says nothing about the model's text)."""
+    if not text.strip():
+        return {"arguments_empty"}
+    try:
+        value, end = json.JSONDecoder().raw_decode(text.strip())
+    except json.JSONDecodeError as error:
+        if abnormal:
+            return set()
+        at_end = error.pos >= len(text.strip())
+        return {"arguments_truncated_normal_end" if at_end else "arguments_invalid_json"}
+    rest = text.strip()[end:].strip()
+    if rest:
+        return {"arguments_two_objects"} if rest.startswith("{") else {"arguments_invalid_json"}
+    if value is None:
+        return {"arguments_null"}
+    if not isinstance(value, dict):
+        return {"arguments_not_an_object"}
+    return {"reserved_argument_keys"} if set(value) & set(RESERVED_KEYS) else set()
+
+
+def _text(call: _Call) -> str:
+    return "".join(delta.arguments_delta or "" for _, delta in call.deltas)
+
+
+def _is_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except json.JSONDecodeError:
+        return False
+
+
+def _continues(before: str, after: str) -> bool:
+    """The second call's text completes the first's: the first is a broken prefix, the two parse as one."""
+    return bool(before.strip()) and not _is_object(before) and _is_object(before + after)
+
+
+def _layout_shapes(chunks: Sequence[ChunkResponse], calls: list[_Call]) -> set[str]:
+    """How calls share indices and chunks, and how they are laid out against each other."""
+    shapes: set[str] = set()
+    firsts = [call.deltas[0][0] for call in calls if call.deltas]
+    for number, call in enumerate(calls):
+        last = call.deltas[-1][0]
+        if any(first < last for first in firsts[number + 1 :]):
+            shapes.add("interleaved_calls")
+        if any(earlier.index == call.index for earlier in calls[:number]):
+            shapes.add("index_reused")
+        text_between = any(
+            (chunk.content or chunk.reasoning) and call.deltas[0][0] < position <= last
+            for position, chunk in enumerate(chunks)
+        )
+        if text_between:
+            shapes.add("text_inside_open_call")
+        previous = next((e for e in reversed(calls[:number]) if e.index == call.index), None)
+        if previous is not None and _continues(_text(previous), _text(call)):
+            shapes.add("arguments_continue_across_ids")
+    fresh = [call.index for number, call in enumerate(calls) if all(e.index != call.index for e in calls[:number])]
+    if fresh != list(range(len(fresh))):
+        shapes.add("indices_not_dense")
+    for chunk in chunks:
+        indices = [delta.index for delta in chunk.tool_calls or ()]
+        if len(indices) != len(set(indices)):
+            shapes.add("several_deltas_of_one_call_in_a_chunk")
+        if len(set(indices)) > 1:
+            shapes.add("several_calls_in_one_chunk")
+    return shapes
+
+
+def _chunk_level_shapes(chunks: Sequence[ChunkResponse], has_calls: bool) -> set[str]:
+    """What single chunks carry, and how the stream ends."""
+    shapes: set[str] = set()
+    for chunk in chunks:
+        carries = bool(chunk.content or chunk.reasoning or chunk.tool_calls)
+        if chunk.content and chunk.tool_calls:
+            shapes.add("content_and_tool_delta_in_one_chunk")
+        if chunk.content and chunk.reasoning:
+            shapes.add("reasoning_and_content_in_one_chunk")
+        terminal = chunk.is_complete or chunk.finish_reason is not None
+        if not carries and not terminal and chunk.error is None and chunk.usage is None:
+            shapes.add("empty_chunk")
+        if terminal and carries:
+            shapes.add("terminal_chunk_carries_payload")
+        if chunk.finish_reason in ("stop", "STOP") and has_calls:
+            shapes.add("finish_stop_with_tool_calls")
+        if chunk.error is not None:
+            shapes.add(
+                {
+                    "truncated": "truncated_by_token_limit",
+                    "provider_error": "provider_error_mid_stream",
+                    "incomplete": "stream_cut",
+                }[chunk.error.kind]
+            )
+    if not any(chunk.is_complete or chunk.finish_reason is not None or chunk.error is not None for chunk in chunks):
+        shapes.add("no_terminal_marker")
+    return shapes
+
+
+def chunk_shapes(chunks: Sequence[ChunkResponse]) -> frozenset[str]:
+    """The shapes (ids of ``conformance.wire.shapes.SHAPES``) a chunk stream shows."""
+    calls = _calls(chunks)
+    abnormal = any(chunk.error is not None for chunk in chunks)
+    shapes = _chunk_level_shapes(chunks, bool(calls)) | _layout_shapes(chunks, calls)
+    for call in calls:
+        deltas = [delta for _, delta in call.deltas]
+        shapes |= _id_shapes(deltas) | _name_shapes(deltas)
+        if call.deltas[0][1].name or any(delta.name for _, delta in call.deltas):
+            shapes |= _argument_shapes(_text(call), abnormal)
+    return frozenset(shapes)
+
+
+def stream_realism(chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str] = frozenset()) -> Realism:
+    """How real a chunk stream is: its shapes, plus the byte-level dialects it is rendered in."""
+    return realism_of(chunk_shapes(chunks) | wire_dialects)
