@@ -6,6 +6,7 @@ from pathlib import Path
 
 from conformance.handler.checks import CHECKS
 from conformance.report.checks_reference import render_checks_reference
+from conformance.report.realism_reference import render_realism_reference
 from conformance.roundtrip import ROUNDTRIP_CHECKS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -15,6 +16,13 @@ def test_check_reference_is_up_to_date() -> None:
     committed = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
     assert committed == render_checks_reference(), (
         "regenerate with: python -m conformance.report.checks_reference > docs/checks.md"
+    )
+
+
+def test_realism_reference_is_up_to_date() -> None:
+    committed = (ROOT / "docs" / "realism.md").read_text(encoding="utf-8")
+    assert committed == render_realism_reference(), (
+        "regenerate with: python -m conformance.report.realism_reference > docs/realism.md"
     )
 
 
