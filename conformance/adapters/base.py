@@ -93,6 +93,10 @@ class AdapterInfo:
     each with the reason shown in its skipped cell; ``recordings_excluded`` (stacks) the recordings
     it is not judged on, each with why (a legitimate alternative or a convention of our corpus,
     reproduced directly all the same): not applicable in its cell, never passes;
+    ``policies`` what the library documents as its caller's decision, by the reason a call must not
+    run (``truncated``, ``incomplete``, ``provider_error``: ``HarmVerdict.cause``), each with where it
+    says so and how it exposes the reason: a finding covered by one is shown as "caller decides",
+    never as the library's defect (the issue's rule: judge "must not run" at the layer that decides);
     ``extra`` the pip extra that installs it;
     ``environment`` variables set before the library is imported (a library that fetches from the
     network on import, otherwise). A library that runs in Node sets ``node`` instead of
@@ -109,6 +113,7 @@ class AdapterInfo:
     summary: str
     excluded: Mapping[str, str] = field(default_factory=dict)
     recordings_excluded: Mapping[str, str] = field(default_factory=dict)
+    policies: Mapping[str, str] = field(default_factory=dict)
     extra: str = "adapters"
     environment: Mapping[str, str] = field(default_factory=dict)
     node: NodePackages | None = None

@@ -24,17 +24,21 @@ from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, cla
 __all__ = ["PROBED_CHECKS", "check_harm", "run_harm"]
 
 
-def _why_not(ctx: CheckContext, name: str | None, raw: str) -> str:
+_STREAM_ENDS = {
+    "truncated": "the provider cut the turn at its token limit",
+    "provider_error": "the provider reported an error in the stream",
+    "incomplete": "the stream was cut before its end",
+}
+
+
+def _why_not(ctx: CheckContext, name: str | None, raw: str) -> tuple[str, str]:
+    """Why a call must not run: a phrase, and its one-word cause (``HarmVerdict.cause``)."""
     error = next((chunk.error for chunk in ctx.scenario.chunks if chunk.error is not None), None)
     if error is not None:
-        return {
-            "truncated": "the provider cut the turn at its token limit",
-            "provider_error": "the provider reported an error in the stream",
-            "incomplete": "the stream was cut before its end",
-        }.get(error.kind, "the stream ended abnormally")
+        return _STREAM_ENDS.get(error.kind, "the stream ended abnormally"), error.kind
     if not name:
-        return "the stream never named it: no tool to run"
-    return f"its arguments {raw!r} are not one JSON object"
+        return "the stream never named it: no tool to run", "no_name"
+    return f"its arguments {raw!r} are not one JSON object", "invalid_arguments"
 
 
 def _came_out(call: ObservedCall, label: str) -> CameOut:
@@ -132,12 +136,14 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
     for match in ctx.matches:
         want = match.expected
         arguments = None if abnormal else want.arguments
+        why_not, cause = _why_not(ctx, want.name, raw[match.position]) if arguments is None else ("", "")
         wanted = WantedCall(
             match.label,
             want.name,
             want.call_id,
             arguments,
-            why_not=_why_not(ctx, want.name, raw[match.position]) if arguments is None else "",
+            why_not=why_not,
+            cause=cause,
             truncated=truncated,
             # An error answers a call sharing its index with another id only when the handler said
             # so: an error that comes from parsing two calls' merged text is the merge, not an answer.

@@ -1,10 +1,19 @@
 """The conformance matrix: rows are checks, columns are implementations, each cell one verdict.
 
-A cell is ``pass``, ``fail`` (with the number of distinct failing scenarios), ``skip`` (with the
-capability or declaration that excluded it) or ``n/a`` (the check belongs to the other kind of
-suite: handler checks judge chunk-level targets, stack checks converter-level ones). What ``.ci/run``
-compares between two measurements is ``Cell.key``: the status and the count, nothing that varies
-from run to run (counterexample texts may carry generated ids).
+A cell is ``pass``, ``fail``, ``skip`` (with the capability or declaration that excluded it) or
+``n/a`` (the check belongs to the other kind of suite: handler checks judge chunk-level targets,
+stack checks converter-level ones). A failing cell lists its findings (one check plus one minimal
+input shape: its harm, its realism, its direct reproductions) and is of one kind:
+
+* ``defect``: a finding of harm ``misidentified`` or worse (what runs, or what the follow-up says,
+  is wrong), not covered by a policy the library documents;
+* ``caller_decides``: every such finding is a policy the library documents as its caller's
+  (running calls of a truncated turn, where it exposes the stop reason: ``AdapterInfo.policies``);
+* ``deviation``: ``stream_shape`` findings only (what runs is right; the event stream differs).
+
+What ``.ci/run`` compares between two measurements is ``Cell.key``: the status, the kind, the worst
+harm and the number of findings, nothing that varies from run to run (counterexample texts may
+carry generated ids).
 """
 
 from __future__ import annotations
@@ -12,11 +21,33 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["MATRIX_SCHEMA", "Cell", "Column", "Matrix", "Row", "cell_differences"]
+__all__ = ["CELL_KINDS", "MATRIX_SCHEMA", "Cell", "Column", "Finding", "Matrix", "Row", "cell_differences"]
 
-MATRIX_SCHEMA = 1
+MATRIX_SCHEMA = 2
 
 CellStatus = Literal["pass", "fail", "skip", "n/a"]
+CELL_KINDS = ("defect", "caller_decides", "deviation")
+
+
+@dataclass
+class Finding:
+    """One finding of a failing cell: a minimal counterexample, what it does to the user, how real its
+    input is, and the tests that show it on the library alone."""
+
+    message: str
+    harm: str  # a ``conformance.verdict.Harm`` value ("" when not classified)
+    harm_why: str = ""
+    realism: str = ""  # observed | theoretical
+    realism_note: str = ""
+    reproductions: list[str] = field(default_factory=list)
+    policy: str = ""  # the library's documented policy that covers it (a caller_decides finding)
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in asdict(self).items() if value not in ("", [])}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Finding:
+        return cls(**data)
 
 
 @dataclass
@@ -29,20 +60,35 @@ class Cell:
     reason: str = ""  # skip / n/a: the full reason; fail: the first violation
     short: str = ""  # skip: the capabilities (or declaration) that excluded it, in a few words
     counterexample: str = ""  # fail: path of the counterexample file, relative to the matrix folder
-    reproductions: list[str] = field(default_factory=list)  # fail: test node ids that reproduce it directly
+    reproductions: list[str] = field(default_factory=list)  # fail: every test behind its findings
     suite_bug: str = ""  # fail: why this failure is suspected to be the suite's, not the library's
+    kind: str = ""  # fail: one of CELL_KINDS
+    harm: str = ""  # fail: the worst harm of its findings
+    findings: list[Finding] = field(default_factory=list)  # fail: one per distinct failure, smallest input
 
     @property
     def key(self) -> str:
-        """What a re-measurement must reproduce exactly: ``pass``, ``fail 3``, ``skip``, ``n/a``."""
-        return f"fail {self.failing_scenarios}" if self.status == "fail" else self.status
+        """What a re-measurement must reproduce exactly: ``pass``, ``skip``, ``n/a``, or for a failing cell
+        its kind, worst harm and number of findings (``fail defect ran_wrong 2``)."""
+        if self.status != "fail":
+            return self.status
+        return f"fail {self.kind} {self.harm or 'unclassified'} {len(self.findings)}"
 
     def to_json(self) -> dict[str, Any]:
-        return {key: value for key, value in asdict(self).items() if value not in ("", [], 0) or key == "status"}
+        data = {
+            key: value
+            for key, value in asdict(self).items()
+            if key != "findings" and (value not in ("", [], 0) or key == "status")
+        }
+        if self.findings:
+            data["findings"] = [finding.to_json() for finding in self.findings]
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Cell:
-        return cls(**data)
+        values = dict(data)
+        findings = [Finding.from_json(item) for item in values.pop("findings", [])]
+        return cls(**values, findings=findings)
 
 
 @dataclass

@@ -1,8 +1,10 @@
-"""Which direct reproduction (a test in ``tests/`` that drives the library without the suite) backs each failing cell.
+"""Which direct reproduction (a test in ``tests/`` that drives the library without the suite) backs each finding.
 
-Every failing cell of the published matrix names at least one test here; ``tests/test_matrix.py``
-checks that each named test exists, and the tests themselves assert the defect (and the correct
-behaviours the suite passes), so a cell that flips is noticed twice. ``SUITE_BUGS`` holds the
+Every finding of a failing cell of the published matrix names at least one test here: a
+``Reproduction`` of its cell whose ``finding`` pattern matches the finding's message (an empty
+pattern matches every finding of the cell). ``tests/test_matrix.py`` checks that each named test
+exists and that no published finding is without one, and the tests themselves assert the defect
+(and the correct behaviours the suite passes), so a cell that flips is noticed twice. ``SUITE_BUGS`` holds the
 failing cells suspected to be the suite's fault rather than the library's (their reproduction, in
 ``tests/test_matrix_suite_bugs.py``, shows the suite's wrong verdict): they are shown as such,
 never as the library's defect.
@@ -14,9 +16,25 @@ per finding (``conformance.adapters.vercel_ai_sdk.FINDINGS``), each run by a par
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
+
 from conformance.adapters.vercel_ai_sdk import FINDINGS as _VERCEL_FINDINGS
 
-__all__ = ["REPRODUCTIONS", "SUITE_BUGS"]
+__all__ = ["REPRODUCTIONS", "SUITE_BUGS", "Reproduction", "reproductions_for"]
+
+
+@dataclass(frozen=True)
+class Reproduction:
+    """A test that shows a finding on the library alone, and which findings of its cell it shows
+    (a regular expression searched in the finding's message; empty: all of them)."""
+
+    node: str
+    finding: str = ""
+
+    def shows(self, message: str) -> bool:
+        return not self.finding or re.search(self.finding, message) is not None
+
 
 _LANGCHAIN = "tests/test_repro_langchain_core.py::"
 _PYDANTIC_AI = "tests/test_repro_pydantic_ai.py::"
@@ -26,7 +44,7 @@ _OPENAI = "tests/test_repro_openai.py::"
 _ANTHROPIC = "tests/test_repro_anthropic.py::"
 _VERCEL = "tests/test_bridge_repro_vercel.py::test_the_reproduction_still_reproduces[{}]"
 
-REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
+_NODES: dict[tuple[str, str], tuple[str, ...]] = {
     ("langchain-core", "tool_names_whole"): (_LANGCHAIN + "test_restated_name_is_concatenated",),
     ("langchain-core", "invalid_arguments_flagged"): (
         _LANGCHAIN + "test_truncated_arguments_are_repaired_into_a_valid_call",
@@ -108,6 +126,17 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[str, ...]] = {
         for script in dict.fromkeys(f.reproduction for f in _VERCEL_FINDINGS.values() if f.kind == "defect")
     ),
 }
+
+# Until each finding's pattern is written, a cell's tests stand for all of its findings.
+REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
+    cell: tuple(Reproduction(node) for node in nodes) for cell, nodes in _NODES.items()
+}
+
+
+def reproductions_for(column: str, check: str, message: str) -> list[str]:
+    """The tests that show the finding ``message`` of cell (``column``, ``check``) on the library alone."""
+    return [r.node for r in REPRODUCTIONS.get((column, check), ()) if r.shows(message)]
+
 
 # tests/test_matrix_suite_bugs.py keeps the suite bugs found while measuring as strict xfails,
 # whether or not the current generator meets them; a cell listed here is published as a suite bug.

@@ -14,23 +14,23 @@ import logging
 import os
 import platform
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import reference_impl
 from conformance.adapters import AdapterInfo, adapters
 from conformance.handler import CHECKS, Capabilities, run_conformance
-from conformance.matrix.model import Cell, Column, Matrix, Row
+from conformance.matrix.model import Cell, Column, Finding, Matrix, Row
 from conformance.matrix.reference import (
     REFERENCE_CAPABILITIES,
     REFERENCE_STACK_CAPABILITIES,
     reference_handler,
     reference_stack,
 )
-from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
+from conformance.matrix.reproductions import SUITE_BUGS, reproductions_for
 from conformance.stack import STACK_CHECKS, Stack, StackCapabilities, run_stack_conformance
-from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Report
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Counterexample, Harm, Report, at_least, worst
 from conformance.wire import bundled_cassette_dir
 
 __all__ = ["REFERENCE", "MatrixRun", "run_matrix"]
@@ -74,21 +74,53 @@ def _short(reason: str, requires: Sequence[str], capabilities: Capabilities | No
     return "not judged"
 
 
-def _cell(result: CheckResult, column: str, capabilities: Capabilities | None) -> Cell:
+# Findings at least this harmful make a cell a defect (unless a documented policy covers them).
+_DEFECT = Harm.MISIDENTIFIED
+
+
+def _finding(result: CheckResult, counterexample: Counterexample, column: str, policies: Mapping[str, str]) -> Finding:
+    harm = counterexample.harm
+    realism = counterexample.realism
+    policy = policies.get(harm.cause, "") if harm is not None and harm.cause else ""
+    return Finding(
+        message=counterexample.message,
+        harm=harm.harm.value if harm is not None else "",
+        harm_why=harm.why if harm is not None else "",
+        realism=realism.level if realism is not None else "",
+        realism_note=realism.describe() if realism is not None else "",
+        reproductions=reproductions_for(column, result.check.id, counterexample.message),
+        policy=policy,
+    )
+
+
+def _kind(findings: Sequence[Finding]) -> str:
+    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides or deviation."""
+    if any((not f.harm or at_least(Harm(f.harm), _DEFECT)) and not f.policy for f in findings):
+        return "defect"
+    return "caller_decides" if any(f.policy for f in findings) else "deviation"
+
+
+def _cell(
+    result: CheckResult, column: str, capabilities: Capabilities | None, policies: Mapping[str, str] | None = None
+) -> Cell:
     if result.status == "skipped":
         reason = result.skipped_reason
         return Cell("skip", reason=reason, short=_short(reason, sorted(result.check.requires), capabilities))
     if result.status == "passed":
         return Cell("pass", examples=result.examples_run)
-    failing = len(result.failing_scenarios) or 1
+    findings = [_finding(result, c, column, policies or {}) for c in result.counterexamples]
+    worst_harm = worst(Harm(f.harm) for f in findings if f.harm)
     return Cell(
         "fail",
-        failing_scenarios=failing,
+        failing_scenarios=len(result.failing_scenarios) or 1,
         examples=result.examples_run,
         reason=result.message,
         counterexample=f"counterexamples/{column}/{result.check.id}.txt",
-        reproductions=list(REPRODUCTIONS.get((column, result.check.id), ())),
+        reproductions=list(dict.fromkeys(node for f in findings for node in f.reproductions)),
         suite_bug=SUITE_BUGS.get((column, result.check.id), ""),
+        kind=_kind(findings),
+        harm=worst_harm.value if worst_harm is not None else "",
+        findings=findings,
     )
 
 
@@ -106,7 +138,15 @@ def _counterexample_text(result: CheckResult, label: str, profile: str, seed: in
     return "\n".join(parts).replace(str(bundled_cassette_dir()) + os.sep, "cassettes/")
 
 
-def _fill(run: MatrixRun, column: Column, report: Report, capabilities: Capabilities | None, suite: str) -> None:
+def _fill(
+    run: MatrixRun,
+    column: Column,
+    report: Report,
+    capabilities: Capabilities | None,
+    suite: str,
+    *,
+    policies: Mapping[str, str] | None = None,
+) -> None:
     matrix = run.matrix
     column.seconds = round(report.seconds, 1)
     column.examples = report.examples
@@ -118,7 +158,7 @@ def _fill(run: MatrixRun, column: Column, report: Report, capabilities: Capabili
         result = by_id.get(row.check)
         if result is None:
             continue  # excluded by the adapter: filled by the caller
-        cell = _cell(result, column.name, capabilities)
+        cell = _cell(result, column.name, capabilities, policies)
         matrix.cells[row.check][column.name] = cell
         if cell.status == "fail":
             text = _counterexample_text(result, column.label, matrix.profile, matrix.seed)
@@ -211,7 +251,7 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
                 target=info.label,
                 excluded=info.recordings_excluded,
             )
-        _fill(run, column, report, None, "stack")
+        _fill(run, column, report, None, "stack", policies=info.policies)
         _not_applicable(matrix, info.name, "stack")
         return
     report = run_conformance(
@@ -223,7 +263,7 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
         checks=[check for check in CHECKS if check.id not in info.excluded],
         keep_counterexamples=run.keep,
     )
-    _fill(run, column, report, capabilities, "handler")
+    _fill(run, column, report, capabilities, "handler", policies=info.policies)
     for check, why in info.excluded.items():
         matrix.cells[check][info.name] = Cell("skip", reason=f"not judged by the adapter: {why}", short="adapter")
     _not_applicable(matrix, info.name, "handler")

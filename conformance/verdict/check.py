@@ -175,6 +175,7 @@ class Counterexample:
             "text": self.text,
             "harm": self.harm.harm.value if self.harm else None,
             "harm_why": self.harm.why if self.harm else None,
+            "harm_cause": self.harm.cause if self.harm and self.harm.cause else None,
             "realism": self.realism.to_json() if self.realism else None,
         }
 

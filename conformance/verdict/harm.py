@@ -99,13 +99,17 @@ def at_least(harm: Harm, threshold: Harm) -> bool:
 
 @dataclass(frozen=True)
 class HarmVerdict:
-    """The harm of one failing run, and the one sentence that says why."""
+    """The harm of one failing run, the one sentence that says why, and (when a call ran that must
+    not) why it must not: ``cause`` is ``truncated``, ``incomplete``, ``provider_error``,
+    ``invalid_arguments`` or ``no_name`` (empty otherwise), so a report can tell a policy the
+    library leaves to its caller (running calls of a truncated turn) from the rest."""
 
     harm: Harm
     why: str
+    cause: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"harm": self.harm.value, "why": self.why}
+        return {"harm": self.harm.value, "why": self.why, "cause": self.cause}
 
 
 @dataclass(frozen=True)
@@ -115,7 +119,8 @@ class WantedCall:
     ``arguments`` None means the call must not run; ``why_not`` then says why (a phrase that reads
     after "must not run:"), and ``truncated`` marks a turn the provider cut at its token limit.
     ``error_answers`` is True when an error for the call (or for the index it shares with other
-    ids) is a conformant answer instead of running it.
+    ids) is a conformant answer instead of running it. ``cause`` names why it must not run in one
+    word (``HarmVerdict.cause``).
     """
 
     label: str
@@ -126,6 +131,7 @@ class WantedCall:
     truncated: bool = False
     error_answers: bool = False
     null_arguments: bool = False  # the provider sent ``null``: {} is an accepted reading (taxonomy A12)
+    cause: str = ""
 
 
 @dataclass(frozen=True)
@@ -154,8 +160,8 @@ def _ran_wrong(
             if want.null_arguments and not want.truncated and not want.why_not and got.arguments == {}:
                 continue
             if want.truncated:
-                return HarmVerdict(Harm.RAN_WRONG, f"{want.label} ran: {TRUNCATION_SENTENCE}")
-            return HarmVerdict(Harm.RAN_WRONG, f"{want.label} ran, but it must not run: {want.why_not}")
+                return HarmVerdict(Harm.RAN_WRONG, f"{want.label} ran: {TRUNCATION_SENTENCE}", "truncated")
+            return HarmVerdict(Harm.RAN_WRONG, f"{want.label} ran, but it must not run: {want.why_not}", want.cause)
         if got.name != want.name:
             return HarmVerdict(Harm.RAN_WRONG, f"{want.label} ran under the name {got.name!r}, not {want.name!r}")
         if not same(got.arguments, want.arguments):

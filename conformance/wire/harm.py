@@ -20,14 +20,16 @@ __all__ = ["TRUNCATED_FINISH_REASONS", "outcome_harm"]
 TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
 
 
-def _why_not(expected: Outcome, call: ExpectedToolCall) -> str:
+def _why_not(expected: Outcome, call: ExpectedToolCall) -> tuple[str, str]:
+    """Why a call must not run: a phrase, and its one-word cause (``HarmVerdict.cause``)."""
     if expected.finish_reason in TRUNCATED_FINISH_REASONS:
-        return "the provider cut the turn at its token limit"
+        return "the provider cut the turn at its token limit", "truncated"
     if expected.error is not None:
-        return f"the stream ended abnormally ({expected.error})"
+        cause = "incomplete" if expected.error.startswith("incomplete") else "provider_error"
+        return f"the stream ended abnormally ({expected.error})", cause
     if not call.name:
-        return "the stream never named it: no tool to run"
-    return f"its arguments {call.raw_arguments!r} are not one JSON object"
+        return "the stream never named it: no tool to run", "no_name"
+    return f"its arguments {call.raw_arguments!r} are not one JSON object", "invalid_arguments"
 
 
 def _came_out(call: ExpectedToolCall, label: str) -> CameOut:
@@ -49,14 +51,8 @@ def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException
     for position, want, got in pair_calls(expected, actual):
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         runs = None if abnormal else want.arguments
-        wanted = WantedCall(
-            label,
-            want.name,
-            want.call_id,
-            runs,
-            why_not=_why_not(expected, want) if runs is None else "",
-            truncated=truncated,
-        )
+        why_not, cause = _why_not(expected, want) if runs is None else ("", "")
+        wanted = WantedCall(label, want.name, want.call_id, runs, why_not=why_not, cause=cause, truncated=truncated)
         pairs.append((wanted, _came_out(got, label) if got is not None else None))
         if got is not None:
             claimed.append(got)
@@ -74,4 +70,10 @@ def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException
         )
     elif expected.error is not None and actual.error is None and not truncated:
         lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
-    return classify_calls(pairs, extra, lost_text=lost_text, same_arguments=same_json)
+    verdict = classify_calls(pairs, extra, lost_text=lost_text, same_arguments=same_json)
+    if verdict.harm is Harm.LOST and expected.error is not None and verdict.why == lost_text:
+        # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes
+        # the missing end (no finish reason) may leave that to its caller (AdapterInfo.policies).
+        cause = "incomplete" if expected.error.startswith("incomplete") else "provider_error"
+        return HarmVerdict(Harm.LOST, verdict.why, cause)
+    return verdict
