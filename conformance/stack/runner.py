@@ -25,6 +25,7 @@ from conformance.verdict import (
 )
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
 from conformance.wire.final import FinalResultError, read_final_result
+from conformance.wire.numbers import numbers_note
 
 __all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
 
@@ -177,6 +178,8 @@ def run_stack_conformance(
     report.results = [results[check.id] for check in STACK_CHECKS]
     for result in report.results:
         result.target = report.target
+    if capabilities.json_numbers == "double":
+        report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
 

@@ -218,7 +218,7 @@ def invocations_match_stream(ctx: CheckContext) -> list[str]:
         assert actual.invocation is not None
         if actual.invocation.name != call.name:
             problems.append(f"{match.label} ran under the name {actual.invocation.name!r}")
-        if as_json(actual.invocation.arguments) != as_json(call.arguments):
+        if not ctx.same_arguments(actual.invocation.arguments, call.arguments):
             problems.append(
                 f"{match.label} ran with arguments {as_json(actual.invocation.arguments)}, "
                 f"the stream's arguments are {as_json(call.arguments)}"
