@@ -21,7 +21,7 @@ import pytest
 from conformance import Capabilities, run_conformance, violations
 from conformance.cli import main
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
-from conformance.verdict import Report
+from conformance.verdict import Profile, Report
 from reference_impl.types import ChunkResponse, ToolCallDelta
 from tests.alternatives import api_handler
 from tests.bridge_targets.node import BRIDGE_DIR, NODE, ROOT, needs_node, needs_vercel_modules
@@ -235,3 +235,143 @@ def test_the_vercel_stack_is_judged_with_the_doubles_its_hello_declares(tmp_path
     outcome = _result(report, "stack_outcome_matches")
     assert outcome.status == "passed" and outcome.examples_run == 1, outcome.message
     assert any("numbers compared as IEEE doubles" in note for note in report.notes), report.notes
+
+
+# -- args_lag: how much argument text a handler may hold back --------------------------------------
+
+# A call whose argument text is long and arrives in many fragments: a handler that waits for END
+# holds all of it back, whatever bound it declares.
+LONG_CALL = _one_call("long_call", json.dumps({"path": "notes.txt", "content": "lorem ipsum " * 40}), pieces=20)
+TINY = Profile("tiny", 2)
+
+
+def test_a_bounded_argument_hold_back_is_charged_at_the_default_and_passes_when_declared() -> None:
+    default = run_conformance(api_handler.make_held_arguments_handler, profile="dev", seed=0)
+    assert set(_failures(default)) == {"arguments_stream_incrementally"}, _failures(default)
+    message = _result(default, "arguments_stream_incrementally").message
+    assert "the declared hold-back is 16 characters" in message, message
+    declared = Capabilities(args_lag=api_handler.HELD_ARGUMENT_CHARS)
+    report = run_conformance(api_handler.make_held_arguments_handler, capabilities=declared, profile="dev")
+    assert report.conformant, _failures(report)
+    result = _result(report, "arguments_stream_incrementally")
+    assert result.status == "passed" and result.examples_run > 0
+    assert "(hold-back <= 40 chars)" in result.check.title
+    assert report.target_spec["capabilities"] == {"args_lag": 40}
+
+
+def test_an_unbounded_argument_hold_back_skips_the_check_by_name() -> None:
+    report = run_conformance(
+        api_handler.make_held_arguments_handler, capabilities=Capabilities(args_lag=None), profile="dev"
+    )
+    assert report.conformant, _failures(report)
+    result = _result(report, "arguments_stream_incrementally")
+    assert result.status == "skipped"
+    unbounded = "the target declares no bound on how much argument text it holds back (--args-lag none)"
+    assert result.skipped_reason == unbounded
+
+
+def test_buffering_arguments_until_end_still_fails_within_a_declared_bound() -> None:
+    declared = Capabilities(args_lag=api_handler.HELD_ARGUMENT_CHARS)
+    assert violations(api_handler.make_held_arguments_handler, LONG_CALL, capabilities=declared) == []
+    found = violations(api_handler.make_buffered_arguments_handler, LONG_CALL, capabilities=declared)
+    assert [v.split(":")[0] for v in found] == ["arguments_stream_incrementally"], found
+    assert "the declared hold-back is 40 characters" in found[0]
+    report = run_conformance(api_handler.make_buffered_arguments_handler, capabilities=declared, profile="dev")
+    assert set(_failures(report)) == {"arguments_stream_incrementally"}, _failures(report)
+
+
+def test_args_lag_must_be_a_number_of_characters_or_none() -> None:
+    with pytest.raises(ValueError, match="args_lag must be >= 0 or None"):
+        Capabilities(args_lag=-1)
+
+
+def test_the_cli_declares_the_argument_hold_back(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["run", "--handler", HELD_ARGUMENTS, "--profile", "dev"]
+    assert main(argv) == 1
+    assert "FAIL  arguments_stream_incrementally" in capsys.readouterr().out
+    assert main([*argv, "--args-lag", "40"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS  arguments_stream_incrementally" in out and "(hold-back <= 40 chars)" in out
+    assert main([*argv, "--args-lag", "none"]) == 0
+    out = capsys.readouterr().out
+    assert (
+        "SKIP  arguments_stream_incrementally    the target declares no bound on how much argument text it holds "
+        "back (--args-lag none)" in out
+    ), out
+    assert main(["run", "--handler", BUFFERED_ARGUMENTS, "--profile", "dev", "--args-lag", "40"]) == 1
+    assert "FAIL  arguments_stream_incrementally" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--args-lag", "-3"], "--args-lag takes N|none, got '-3'"),
+        (["--args-lag", "lots"], "--args-lag takes N|none, got 'lots'"),
+        # A text parser's calls are not streamed as argument deltas: the check never applies.
+        (["--text-format", "xml", "--args-lag", "40"], "--args-lag changes nothing"),
+        (["--no-tool-calls", "--args-lag", "40"], "--args-lag changes nothing"),
+    ],
+)
+def test_the_cli_refuses_an_argument_hold_back_it_cannot_use(
+    extra: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run", "--handler", HELD_ARGUMENTS, *extra]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_the_pytest_option_declares_the_argument_hold_back(pytester: pytest.Pytester) -> None:
+    from conformance.handler.checks import CHECKS
+
+    pytester.syspathinsert(str(ROOT))
+    argv = ["-p", "no:cacheprovider", "-rs", "--toolcall-handler", HELD_ARGUMENTS, "--toolcall-profile", "dev"]
+    pytester.runpytest(*argv).assert_outcomes(passed=len(CHECKS) - 1, failed=1)
+    pytester.runpytest(*argv, "--toolcall-args-lag", "40").assert_outcomes(passed=len(CHECKS))
+    result = pytester.runpytest(*argv, "--toolcall-args-lag", "none")
+    result.assert_outcomes(passed=len(CHECKS) - 1, skipped=1)
+    result.stdout.fnmatch_lines(["*arguments_stream_incrementally: the target declares no bound*(--args-lag none)*"])
+
+
+def test_the_pytest_ini_key_declares_the_argument_hold_back(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntoolcall_args_lag = 40\n")
+    pytester.makepyfile(
+        test_declared="""
+from conformance import Capabilities
+from conformance.pytest_plugin.bases import capabilities_from_config
+
+def test_declared(request):
+    assert capabilities_from_config(request.config) == Capabilities(args_lag=40)
+"""
+    )
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_the_bridge_hello_declares_the_argument_hold_back() -> None:
+    from conformance.bridge.protocol import BridgeBroken, Hello
+
+    def declared(value: object) -> Capabilities:
+        message = {"tcc": 1, "type": "hello", "protocol": [1], "level": "delta", "capabilities": {"args_lag": value}}
+        return Hello.parse(message, json.dumps(message)).handler_capabilities()
+
+    assert declared(40) == Capabilities(args_lag=40)
+    assert declared(None) == Capabilities(args_lag=None)
+    for wrong in ("40", True, -1, 2.5):
+        with pytest.raises(BridgeBroken, match="args_lag"):
+            declared(wrong)
+
+
+def test_a_bridge_target_declares_its_hold_back_in_its_hello(capsys: pytest.CaptureFixture[str]) -> None:
+    import sys
+
+    from conformance.bridge import run_bridge
+
+    # py_target serves a handler whose events carry the protocol's keys: the token-boundary design
+    # of tests/mutants/alternative_handlers.py, with a 40-character bound.
+    wide = "tests.mutants.alternative_handlers:WideTokenBoundaryArguments"
+    target = [sys.executable, str(ROOT / "tests" / "bridge_targets" / "py_target.py"), wide]
+    report = run_bridge([*target, "--capabilities", json.dumps({"args_lag": 40})], profile=TINY, cwd=ROOT)
+    assert report.conformant, _failures(report)
+    assert "(hold-back <= 40 chars)" in _result(report, "arguments_stream_incrementally").check.title
+    report = run_bridge(target, profile=TINY, cwd=ROOT)
+    assert set(_failures(report)) == {"arguments_stream_incrementally"}, _failures(report)
+    assert main(["run", "--bridge", " ".join(target), "--args-lag", "40"]) == 2
+    assert "not used with --bridge: --args-lag" in capsys.readouterr().err

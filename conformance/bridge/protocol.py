@@ -222,9 +222,10 @@ class Hello:
         for key, value in declared.items():
             if isinstance(getattr(default, key), bool) and not isinstance(value, bool):
                 raise BridgeBroken(f"capability {key} must be true or false, got {value!r}")
-        lag = declared.get("text_lag_chars", 0)
-        if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int)):
-            raise BridgeBroken(f"capability text_lag_chars must be a number of characters or null, got {lag!r}")
+        for key in ("text_lag_chars", "args_lag"):
+            lag = declared.get(key, 0)
+            if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int) or lag < 0):
+                raise BridgeBroken(f"capability {key} must be a number of characters (0 or more) or null, got {lag!r}")
         try:
             return Capabilities.from_declared(declared)
         except (TypeError, ValueError) as error:

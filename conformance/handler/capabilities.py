@@ -17,6 +17,7 @@ from conformance.wire.numbers import JSON_NUMBERS
 
 __all__ = [
     "CAPABILITY_OPTIONS",
+    "DEFAULT_ARGS_LAG",
     "JSON_NUMBERS",
     "TEXT_FORMATS",
     "Capabilities",
@@ -25,6 +26,10 @@ __all__ = [
 ]
 
 TEXT_FORMATS = ("xml", "json", "sentinel")
+
+# How much of a call's argument text a handler may hold back while streaming it unless it declares
+# another bound: a JSON token or an escape sequence. More is buffering, which freezes UIs on large calls.
+DEFAULT_ARGS_LAG = 16
 
 
 @dataclass(frozen=True)
@@ -54,6 +59,10 @@ class Capabilities:
     # written) or "double" (IEEE doubles, as JavaScript's JSON.parse: 9007199254740993 reads as
     # 9007199254740992, 0.0 as 0); with "double", parsed arguments are compared as doubles.
     json_numbers: str = "exact"
+    # How many characters of a call's argument text the handler may hold back once the call has
+    # started (a handler that releases arguments at JSON token boundaries declares its bound).
+    # None: no bound is promised, and the check is skipped.
+    args_lag: int | None = DEFAULT_ARGS_LAG
 
     def __post_init__(self) -> None:
         if self.text_format is not None and self.text_format not in TEXT_FORMATS:
@@ -62,11 +71,18 @@ class Capabilities:
             raise ValueError(f"json_numbers must be one of {', '.join(JSON_NUMBERS)}, got {self.json_numbers!r}")
         if self.text_lag_chars is not None and self.text_lag_chars < 0:
             raise ValueError(f"text_lag_chars must be >= 0 or None, got {self.text_lag_chars}")
+        if self.args_lag is not None and (isinstance(self.args_lag, bool) or self.args_lag < 0):
+            raise ValueError(f"args_lag must be >= 0 or None, got {self.args_lag!r}")
 
     def has(self, name: str) -> bool:
-        """Whether the target has capability ``name`` (a field, or ``text_lag`` / ``api_tool_calls``)."""
+        """Whether the target has capability ``name`` (a field, or ``text_lag`` / ``api_tool_calls``).
+
+        ``args_lag``: the target declares a bound on its argument hold-back (0 is a bound).
+        """
         if name == "text_lag":
             return self.text_lag_chars is not None
+        if name == "args_lag":
+            return self.args_lag is not None
         if name == "api_tool_calls":
             return self.text_format is None
         value = getattr(self, name)
@@ -141,6 +157,18 @@ def _json_numbers(text: str) -> str:
     return text
 
 
+def _args_lag(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    try:
+        lag = int(text)
+    except ValueError:
+        raise ValueError("") from None  # value_of says what the option takes
+    if lag < 0:
+        raise ValueError("a number of characters, 0 or more")
+    return lag
+
+
 CAPABILITY_OPTIONS: tuple[CapabilityOption, ...] = (
     CapabilityOption(
         "reasoning",
@@ -199,6 +227,16 @@ CAPABILITY_OPTIONS: tuple[CapabilityOption, ...] = (
         metavar="{" + ",".join(JSON_NUMBERS) + "}",
         read=_json_numbers,
         judged_by=("invocations_match_stream",),
+    ),
+    CapabilityOption(
+        "args_lag",
+        "--args-lag",
+        f"the most argument characters the handler holds back once a call has started (default "
+        f"{DEFAULT_ARGS_LAG}; 'none': no bound, which skips arguments_stream_incrementally)",
+        "the target declares no bound on how much argument text it holds back (--args-lag none)",
+        metavar="N|none",
+        read=_args_lag,
+        judged_by=("arguments_stream_incrementally",),
     ),
 )
 

@@ -30,7 +30,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.handler.capabilities import CAPABILITY_OPTIONS, Capabilities, why_excluded
-from conformance.handler.checks import CHECKS, ROBUSTNESS, CheckContext
+from conformance.handler.checks import CHECKS, ROBUSTNESS, CheckContext, for_target
 from conformance.handler.drive import (
     DEFAULT_DEADLINE_SECONDS,
     AccumulatorTarget,
@@ -129,7 +129,7 @@ def plan(
         elif missing:
             skipped[check.id] = "; ".join(why_excluded(name) for name in missing)
         else:
-            active.append(check)
+            active.append(for_target(check, capabilities))
     pool = list(default_scenarios(capabilities) if scenarios is None else scenarios) + list(extra_scenarios)
     applicable = tuple(s for s in pool if all(capabilities.has(need) for need in s.needs))
     generated = scenarios is None and capabilities.text_format is None
@@ -636,7 +636,7 @@ def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None) -> 
     for check in CHECKS if checks is None else checks:
         result = session.results.get(check.id)
         if result is None:
-            result = CheckResult(check)
+            result = CheckResult(for_target(check, session.target.capabilities))
             result.skip(session.plan.skipped.get(check.id, "not run"))
         elif result.status == "passed" and result.examples_run == 0:
             result.skip(

@@ -8,6 +8,7 @@ wire order: never by name alone, so one wrong name is one finding, not three.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -20,7 +21,7 @@ from conformance.verdict import CheckRegistry
 from conformance.wire.numbers import canonical_json, same_json
 from reference_impl.types import ToolCallDelta
 
-__all__ = ["HANDLER_CHECKS", "CallMatch", "CheckContext", "as_json"]
+__all__ = ["HANDLER_CHECKS", "TARGET_TITLES", "CallMatch", "CheckContext", "as_json"]
 
 
 def as_json(value: Any) -> str:
@@ -200,3 +201,8 @@ class CheckContext:
 
 
 HANDLER_CHECKS = CheckRegistry[CheckContext]()
+
+# The title of a check that judges by a bound the target declares, for a target's capabilities
+# (by check id): a report says the bound its target was held to. The registered title is the one
+# for the default capabilities (what docs/checks.md shows).
+TARGET_TITLES: dict[str, Callable[[Capabilities], str]] = {}
