@@ -325,6 +325,11 @@ def test_the_pytest_option_declares_the_argument_hold_back(pytester: pytest.Pyte
     pytester.syspathinsert(str(ROOT))
     argv = ["-p", "no:cacheprovider", "-rs", "--toolcall-handler", HELD_ARGUMENTS, "--toolcall-profile", "dev"]
     pytester.runpytest(*argv).assert_outcomes(passed=len(CHECKS) - 1, failed=1)
+    # A bound too small still fails, and the re-run command the failure prints keeps the declaration.
+    result = pytester.runpytest(*argv, "--toolcall-args-lag", "8")
+    result.assert_outcomes(passed=len(CHECKS) - 1, failed=1)
+    result.stdout.fnmatch_lines(["*hold-back <= 8 chars*", "*the declared hold-back is 8 characters*"])
+    result.stdout.fnmatch_lines(["*re-run: pytest*--toolcall-args-lag 8*"])
     pytester.runpytest(*argv, "--toolcall-args-lag", "40").assert_outcomes(passed=len(CHECKS))
     result = pytester.runpytest(*argv, "--toolcall-args-lag", "none")
     result.assert_outcomes(passed=len(CHECKS) - 1, skipped=1)
