@@ -190,6 +190,7 @@ ADAPTER = AdapterInfo(
         text=True,
         reasoning=True,
         converter_options=False,
+        json_numbers="double",  # JSON.parse: argument numbers are compared as IEEE doubles
     ),
     summary="streamText().fullStream over @ai-sdk/openai (Chat Completions and Responses), @ai-sdk/anthropic and "
     "@ai-sdk/google, in Node over the bridge (examples/bridge/vercel/vercel_bridge.mjs), fed the bundled "

@@ -12,6 +12,7 @@ from typing import Any
 
 from conformance.handler import Capabilities, TargetError
 from conformance.stack import StackCapabilities
+from conformance.wire.numbers import JSON_NUMBERS
 from reference_impl.types import ChunkResponse
 
 __all__ = [
@@ -160,8 +161,6 @@ def chunk_to_json(chunk: ChunkResponse) -> dict[str, Any]:
 
 # -- hello ----------------------------------------------------------------------------------------
 
-# Capabilities only the bridge knows (the suite's Capabilities has no field for them yet).
-JSON_NUMBERS = ("exact", "double")
 _DELTA_FIELDS = frozenset(f.name for f in fields(Capabilities))
 _BYTES_FIELDS = frozenset(f.name for f in fields(StackCapabilities))
 
@@ -193,7 +192,7 @@ class Hello:
         numbers = capabilities.get("json_numbers", "exact")
         if numbers not in JSON_NUMBERS:
             raise BridgeBroken(f"capability json_numbers must be one of {', '.join(JSON_NUMBERS)}, got {numbers!r}")
-        known = (_DELTA_FIELDS if level == "delta" else _BYTES_FIELDS) | {"json_numbers"}
+        known = _DELTA_FIELDS if level == "delta" else _BYTES_FIELDS
         unknown = sorted(set(capabilities) - known)
         if unknown:
             raise BridgeBroken(
@@ -218,14 +217,15 @@ class Hello:
 
     def handler_capabilities(self) -> Capabilities:
         """The delta-level declaration as the suite's ``Capabilities`` (``BridgeBroken`` if invalid)."""
-        declared = {key: value for key, value in self.capabilities.items() if key != "json_numbers"}
+        declared = dict(self.capabilities)
         default = Capabilities()
         for key, value in declared.items():
             if isinstance(getattr(default, key), bool) and not isinstance(value, bool):
                 raise BridgeBroken(f"capability {key} must be true or false, got {value!r}")
-        lag = declared.get("text_lag_chars", 0)
-        if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int)):
-            raise BridgeBroken(f"capability text_lag_chars must be a number of characters or null, got {lag!r}")
+        for key in ("text_lag_chars", "args_lag"):
+            lag = declared.get(key, 0)
+            if lag is not None and (isinstance(lag, bool) or not isinstance(lag, int) or lag < 0):
+                raise BridgeBroken(f"capability {key} must be a number of characters (0 or more) or null, got {lag!r}")
         try:
             return Capabilities.from_declared(declared)
         except (TypeError, ValueError) as error:
@@ -243,4 +243,4 @@ class Hello:
                 if not isinstance(declared[key], bool):
                     raise BridgeBroken(f"capability {key} must be true or false, got {declared[key]!r}")
                 flags[key] = declared[key]
-        return StackCapabilities(apis=None if apis is None else tuple(apis), **flags)
+        return StackCapabilities(apis=None if apis is None else tuple(apis), json_numbers=self.json_numbers, **flags)

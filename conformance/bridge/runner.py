@@ -20,6 +20,7 @@ from conformance.handler import Capabilities, Scenario, TargetError, run_conform
 from conformance.stack import StackCapabilities, run_stack_conformance
 from conformance.verdict import DEFAULT_COUNTEREXAMPLES, Profile, Report
 from conformance.wire import bundled_cassette_dir
+from conformance.wire.numbers import numbers_note
 
 __all__ = ["handler_target", "run_bridge", "stack_target"]
 
@@ -107,7 +108,7 @@ def run_bridge(
         raise broken.to_target_error() from None
     finally:
         process.close()
-    report.notes += _notes(process, hello)
+    report.notes = _say_who_declared(report.notes) + _notes(process, hello)
     report.target_spec = {
         "kind": "bridge",
         "command": process.command,
@@ -125,10 +126,9 @@ def _notes(process: BridgeProcess, hello: Hello) -> list[str]:
             f"bridge: the target process exited {process.restarts} times while serving a request and was "
             "restarted; each such request is reported as a crash of the target"
         )
-    if hello.json_numbers == "double":
-        notes.append(
-            "bridge: the target declares json_numbers=double (its JSON numbers are IEEE doubles); the suite "
-            "compares argument numbers exactly, so an integer beyond 2**53 in a scenario counts against it "
-            "(docs/bridge.md, 'Numbers')"
-        )
     return notes
+
+
+def _say_who_declared(notes: list[str]) -> list[str]:
+    """The suite's note on numbers compared as doubles, naming the hello as what declared them."""
+    return [numbers_note("the target's hello") if note == numbers_note() else note for note in notes]

@@ -32,7 +32,10 @@ def add_capability_options(parser: argparse.ArgumentParser) -> None:
     """The capability flags, ``--text-format``, ``--text-lag``, ``--adapter`` and ``--deadline``."""
     group = parser.add_argument_group("what the handler supports (a check that needs more is skipped, by name)")
     for option in CAPABILITY_OPTIONS:
-        group.add_argument(option.flag, dest=option.field, action="store_true", help=option.help)
+        if option.valued:
+            group.add_argument(option.flag, dest=option.field, metavar=option.metavar, help=option.help)
+        else:
+            group.add_argument(option.flag, dest=option.field, action="store_true", help=option.help)
     group.add_argument(
         "--text-format",
         choices=TEXT_FORMATS,
@@ -90,7 +93,11 @@ class HandlerTarget:
 
 def _capability_flags(capabilities: Capabilities) -> list[str]:
     declared = capabilities.declared()
-    flags = [option.flag for option in CAPABILITY_OPTIONS if option.field in declared]
+    flags = [
+        f"{option.flag} {option.shown(declared[option.field])}" if option.valued else option.flag
+        for option in CAPABILITY_OPTIONS
+        if option.field in declared
+    ]
     if "text_format" in declared:
         flags.append(f"--text-format {declared['text_format']}")
     if "text_lag_chars" in declared:
@@ -116,9 +123,18 @@ def _text_lag(value: str | None, text_format: str | None) -> int | None:
 
 def capabilities_from_args(args: argparse.Namespace, *, accumulator: bool) -> Capabilities:
     """The ``Capabilities`` the flags describe (an accumulator has no events, callbacks or lifecycle)."""
-    values = {option.field: getattr(args, option.field) for option in CAPABILITY_OPTIONS}
+    values: dict[str, Any] = {}
+    for option in CAPABILITY_OPTIONS:
+        given = getattr(args, option.field)
+        if not option.valued:
+            values[option.field] = given if option.field == "several_deltas_per_chunk" else not given
+        elif given is not None:
+            try:
+                values[option.field] = option.value_of(given)
+            except ValueError as error:
+                raise UsageError(str(error)) from None
     capabilities = Capabilities(
-        **{field: (not value) if field != "several_deltas_per_chunk" else value for field, value in values.items()},
+        **values,
         text_format=args.text_format,
         text_lag_chars=_text_lag(args.text_lag, args.text_format),
     )

@@ -2,17 +2,34 @@
 
 One table (``CAPABILITY_OPTIONS``) describes every capability once: the Python field, the CLI flag,
 the pytest option and ini key, and what a check excluded by it says. The CLI, the pytest plugin
-and ``Capabilities`` all read it, so the three entry points always offer the same names.
+and ``Capabilities`` all read it, so the three entry points always offer the same names. (The text
+format and its hold-back, ``--text-format`` / ``--text-lag``, are declared beside it: a text
+parser's default hold-back depends on its format.)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
-__all__ = ["CAPABILITY_OPTIONS", "TEXT_FORMATS", "Capabilities", "CapabilityOption", "why_excluded"]
+from conformance.wire.numbers import JSON_NUMBERS
+
+__all__ = [
+    "CAPABILITY_OPTIONS",
+    "DEFAULT_ARGS_LAG",
+    "JSON_NUMBERS",
+    "TEXT_FORMATS",
+    "Capabilities",
+    "CapabilityOption",
+    "why_excluded",
+]
 
 TEXT_FORMATS = ("xml", "json", "sentinel")
+
+# How much of a call's argument text a handler may hold back while streaming it unless it declares
+# another bound: a JSON token or an escape sequence. More is buffering, which freezes UIs on large calls.
+DEFAULT_ARGS_LAG = 16
 
 
 @dataclass(frozen=True)
@@ -43,17 +60,34 @@ class Capabilities:
     # dialects real servers send (no index, null content...), which it must honour while rendering
     # (``conformance.handler.wire_dialects``). Not a CLI flag: adapters declare it.
     wire_dialects: bool = False
+    # How the target reads JSON numbers in arguments: "exact" (integers of any size, floats as
+    # written) or "double" (IEEE doubles, as JavaScript's JSON.parse: 9007199254740993 reads as
+    # 9007199254740992, 0.0 as 0); with "double", parsed arguments are compared as doubles.
+    json_numbers: str = "exact"
+    # How many characters of a call's argument text the handler may hold back once the call has
+    # started (a handler that releases arguments at JSON token boundaries declares its bound).
+    # None: no bound is promised, and the check is skipped.
+    args_lag: int | None = DEFAULT_ARGS_LAG
 
     def __post_init__(self) -> None:
         if self.text_format is not None and self.text_format not in TEXT_FORMATS:
             raise ValueError(f"unknown text format {self.text_format!r}; expected one of {', '.join(TEXT_FORMATS)}")
+        if self.json_numbers not in JSON_NUMBERS:
+            raise ValueError(f"json_numbers must be one of {', '.join(JSON_NUMBERS)}, got {self.json_numbers!r}")
         if self.text_lag_chars is not None and self.text_lag_chars < 0:
             raise ValueError(f"text_lag_chars must be >= 0 or None, got {self.text_lag_chars}")
+        if self.args_lag is not None and (isinstance(self.args_lag, bool) or self.args_lag < 0):
+            raise ValueError(f"args_lag must be >= 0 or None, got {self.args_lag!r}")
 
     def has(self, name: str) -> bool:
-        """Whether the target has capability ``name`` (a field, or ``text_lag`` / ``api_tool_calls``)."""
+        """Whether the target has capability ``name`` (a field, or ``text_lag`` / ``api_tool_calls``).
+
+        ``args_lag``: the target declares a bound on its argument hold-back (0 is a bound).
+        """
         if name == "text_lag":
             return self.text_lag_chars is not None
+        if name == "args_lag":
+            return self.args_lag is not None
         if name == "api_tool_calls":
             return self.text_format is None
         value = getattr(self, name)
@@ -78,12 +112,26 @@ class Capabilities:
 
 @dataclass(frozen=True)
 class CapabilityOption:
-    """How one capability is spelled in each entry point, and what a check it excludes says."""
+    """How one capability is spelled in each entry point, and what a check it excludes says.
+
+    A boolean capability is a flag that flips its default (``--no-reasoning``). A valued one
+    (``metavar`` set: ``--args-lag N|none``) takes a value that ``read`` turns into the field's
+    value; it changes the verdict of the checks in ``judged_by`` only, so declaring it for a
+    target none of them applies to changes nothing (and is refused as such).
+    """
 
     field: str
     flag: str  # the CLI flag (the pytest option is ``--toolcall-`` + the flag without dashes)
     help: str
     excluded: str  # why a check needing this capability does not apply
+    metavar: str = ""  # a valued option's values, as --help shows them; "" for a boolean flag
+    read: Callable[[str], Any] | None = None  # a valued option's text -> value (ValueError: refused)
+    judged_by: tuple[str, ...] = ()  # the checks a valued option's value changes
+
+    @property
+    def valued(self) -> bool:
+        """Whether the option takes a value (else it is a flag that flips the default)."""
+        return self.read is not None
 
     @property
     def pytest_option(self) -> str:
@@ -93,6 +141,37 @@ class CapabilityOption:
     def ini_key(self) -> str:
         """The pytest ini key: ``toolcall_`` + the field name (booleans: ``true`` / ``false``)."""
         return "toolcall_" + self.field
+
+    def value_of(self, text: str) -> Any:
+        """A valued option's value from its command-line or ini text; ``ValueError`` saying what it takes."""
+        assert self.read is not None, f"{self.flag} is a flag, it takes no value"
+        try:
+            return self.read(text.strip())
+        except ValueError as error:
+            why = f" ({error})" if str(error) else ""
+            raise ValueError(f"{self.flag} takes {self.metavar}, got {text!r}{why}") from None
+
+    def shown(self, value: Any) -> str:
+        """A valued option's value as its command line writes it."""
+        return "none" if value is None else str(value)
+
+
+def _json_numbers(text: str) -> str:
+    if text not in JSON_NUMBERS:
+        raise ValueError("")
+    return text
+
+
+def _args_lag(text: str) -> int | None:
+    if text.lower() == "none":
+        return None
+    try:
+        lag = int(text)
+    except ValueError:
+        raise ValueError("") from None  # value_of says what the option takes
+    if lag < 0:
+        raise ValueError("a number of characters, 0 or more")
+    return lag
 
 
 CAPABILITY_OPTIONS: tuple[CapabilityOption, ...] = (
@@ -143,6 +222,26 @@ CAPABILITY_OPTIONS: tuple[CapabilityOption, ...] = (
         "--several-deltas-per-chunk",
         "also feed chunks that carry several deltas of one call (no wire API sends them)",
         "",
+    ),
+    CapabilityOption(
+        "json_numbers",
+        "--json-numbers",
+        "how the target reads JSON numbers in arguments: exact (the default) or double (IEEE doubles, as "
+        "JavaScript's JSON.parse: parsed arguments are then compared as doubles)",
+        "",
+        metavar="{" + ",".join(JSON_NUMBERS) + "}",
+        read=_json_numbers,
+        judged_by=("invocations_match_stream",),
+    ),
+    CapabilityOption(
+        "args_lag",
+        "--args-lag",
+        f"the most argument characters the handler holds back once a call has started (default "
+        f"{DEFAULT_ARGS_LAG}; 'none': no bound, which skips arguments_stream_incrementally)",
+        "the target declares no bound on how much argument text it holds back (--args-lag none)",
+        metavar="N|none",
+        read=_args_lag,
+        judged_by=("arguments_stream_incrementally",),
     ),
 )
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from conformance.handler.capabilities import DEFAULT_ARGS_LAG
+
 __all__ = ["RULES", "Rule", "rule"]
 
 
@@ -109,7 +111,8 @@ RULES: dict[str, Rule] = {
         ),
         Rule(
             "R14",
-            "Argument fragments come out as CONTENT as they arrive, and text within the declared hold-back",
+            "Argument fragments come out as CONTENT as they arrive, and text within the declared hold-back "
+            f"(argument text too: args_lag, {DEFAULT_ARGS_LAG} characters unless the target declares another bound)",
             "seed 000 3.2 (CONTENT carries the JSON arguments for UI streaming); taxonomy C07, E04",
         ),
         Rule(

@@ -154,7 +154,9 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
         pairs.append((wanted, _came_out(actual, match.label) if actual is not None else None))
     taken = {id(call) for call in stand_ins.values()}
     extra = [_came_out(call, call.describe()) for call in ctx.unmatched if id(call) not in taken]
-    return classify_calls(pairs, extra, crashed=_crashed(ctx), lost_text=_lost_text(ctx))
+    return classify_calls(
+        pairs, extra, crashed=_crashed(ctx), lost_text=_lost_text(ctx), same_arguments=ctx.same_arguments
+    )
 
 
 def _reset_harm(ctx: CheckContext) -> HarmVerdict:

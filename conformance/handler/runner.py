@@ -30,7 +30,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.handler.capabilities import CAPABILITY_OPTIONS, Capabilities, why_excluded
-from conformance.handler.checks import CHECKS, ROBUSTNESS, CheckContext
+from conformance.handler.checks import CHECKS, ROBUSTNESS, CheckContext, for_target
 from conformance.handler.drive import (
     DEFAULT_DEADLINE_SECONDS,
     AccumulatorTarget,
@@ -61,6 +61,7 @@ from conformance.verdict import (
     signature,
     the_same_search_in_every_process,
 )
+from conformance.wire.numbers import numbers_note
 from reference_impl.types import ChunkResponse
 
 __all__ = [
@@ -100,6 +101,8 @@ class Plan:
     scenarios: tuple[Scenario, ...]
     generated: bool
     generation: tuple[bool, ...] = ()  # the capabilities the generated streams depend on
+    # The valued capabilities that change how an active check judges (``CapabilityOption.judged_by``).
+    settings: tuple[tuple[str, Any], ...] = ()
 
     def summary(self) -> tuple[Any, ...]:
         """What a capability flag can change (used to reject a flag that would change nothing)."""
@@ -108,6 +111,7 @@ class Plan:
             tuple(s.name for s in self.scenarios),
             self.generated,
             self.generation if self.generated else (),
+            self.settings,
         )
 
 
@@ -129,12 +133,18 @@ def plan(
         elif missing:
             skipped[check.id] = "; ".join(why_excluded(name) for name in missing)
         else:
-            active.append(check)
+            active.append(for_target(check, capabilities))
     pool = list(default_scenarios(capabilities) if scenarios is None else scenarios) + list(extra_scenarios)
     applicable = tuple(s for s in pool if all(capabilities.has(need) for need in s.needs))
     generated = scenarios is None and capabilities.text_format is None
     generation = (capabilities.reasoning, capabilities.stream_errors, capabilities.several_deltas_per_chunk)
-    return Plan(tuple(active), skipped, applicable, generated, generation)
+    judging = {check.id for check in active}
+    settings = tuple(
+        (option.field, getattr(capabilities, option.field))
+        for option in CAPABILITY_OPTIONS
+        if option.valued and judging & set(option.judged_by)
+    )
+    return Plan(tuple(active), skipped, applicable, generated, generation, settings)
 
 
 def idle_capabilities(capabilities: Capabilities) -> list[str]:
@@ -729,7 +739,7 @@ def _finish(session: _Session, checks: Sequence[Check[CheckContext]] | None) -> 
     for check in CHECKS if checks is None else checks:
         result = session.results.get(check.id)
         if result is None:
-            result = CheckResult(check)
+            result = CheckResult(for_target(check, session.target.capabilities))
             result.skip(session.plan.skipped.get(check.id, "not run"))
         elif result.status == "passed" and result.examples_run == 0:
             result.skip(
@@ -747,11 +757,14 @@ def closing_notes(results: Sequence[CheckResult], capabilities: Capabilities) ->
     """What the report's reader should consider: capability flags and adapters suggested by the
     failures, and declared capabilities that changed nothing (computed once the whole run is in)."""
     notes = list(_hints(results, capabilities))
+    idle = idle_capabilities(capabilities)
     notes += [
         f"{field}={getattr(capabilities, field)!r} changes nothing for this target (no check or scenario depends "
         "on it here)"
-        for field in idle_capabilities(capabilities)
+        for field in idle
         # A final-result accumulator has no callbacks or lifecycle: implied, not declared.
         if capabilities.events or field not in ("callbacks", "lifecycle")
     ]
+    if capabilities.json_numbers == "double" and "json_numbers" not in idle:
+        notes.append(numbers_note())  # the verdict depends on it: whoever reads the report must know
     return notes

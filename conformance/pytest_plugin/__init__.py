@@ -98,8 +98,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the conformance suite on this final-result accumulator (add(chunk) / result())",
     )
     for option in CAPABILITY_OPTIONS:
-        group.addoption(option.pytest_option, dest="toolcall_" + option.field, action="store_true", help=option.help)
-        parser.addini(option.ini_key, f"true/false: the capability {option.field} (CLI {option.flag})", default="")
+        if option.valued:
+            group.addoption(
+                option.pytest_option, dest="toolcall_" + option.field, metavar=option.metavar, help=option.help
+            )
+            parser.addini(
+                option.ini_key, f"{option.metavar}: the capability {option.field} (CLI {option.flag})", default=""
+            )
+        else:
+            group.addoption(
+                option.pytest_option, dest="toolcall_" + option.field, action="store_true", help=option.help
+            )
+            parser.addini(option.ini_key, f"true/false: the capability {option.field} (CLI {option.flag})", default="")
     group.addoption("--toolcall-text-format", choices=TEXT_FORMATS, help="the handler parses tool calls from text")
     group.addoption("--toolcall-text-lag", metavar="N|none", help="the most text characters the handler holds back")
     parser.addini("toolcall_text_format", "xml, json or sentinel: the handler parses tool calls from text", default="")

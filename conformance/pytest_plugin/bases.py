@@ -14,6 +14,7 @@ import pytest
 
 from conformance.converter import CONVERTER_CHECKS, run_converter_conformance
 from conformance.handler import CAPABILITY_OPTIONS, Capabilities, HandlerAdapter, TargetError
+from conformance.handler.capabilities import CapabilityOption
 from conformance.handler.checks import CHECKS
 from conformance.handler.runner import run_conformance
 from conformance.handler.sharded import ShardedRun
@@ -55,7 +56,10 @@ def _rerun_options(config: pytest.Config) -> str:
         if value:
             words += [f"--toolcall-{name.replace('_', '-')}", str(value)]
     for option in CAPABILITY_OPTIONS:
-        if config.getoption("toolcall_" + option.field, default=False):
+        value = config.getoption("toolcall_" + option.field, default=None)
+        if value and option.valued:
+            words += [option.pytest_option, str(value)]
+        elif value:
             words.append(option.pytest_option)
     for flag in ("realistic",):
         if config.getoption("toolcall_" + flag, default=False):
@@ -182,19 +186,35 @@ def _configured_formats(config: pytest.Config) -> list[str] | None:
     return given or None
 
 
+def _declared(config: pytest.Config, option: CapabilityOption) -> tuple[bool, Any]:
+    """(True, value) when the option or its ini key declares ``option``'s capability, else (False, None)."""
+    given = config.getoption("toolcall_" + option.field, default=None)
+    ini = str(config.getini(option.ini_key) or "").strip().lower()
+    if option.valued:
+        text = given if given is not None else ini
+        if not text:
+            return False, None
+        try:
+            return True, option.value_of(str(text))
+        except ValueError as error:
+            where = option.pytest_option if given is not None else f"ini key {option.ini_key}"
+            raise pytest.UsageError(f"toolcall-conformance: {where}: {error}") from None
+    if given:
+        return True, not getattr(Capabilities(), option.field)
+    if not ini:
+        return False, None
+    if ini not in ("true", "false", "1", "0", "yes", "no"):
+        raise pytest.UsageError(f"ini key {option.ini_key} must be true or false, got {ini!r}")
+    return True, ini in ("true", "1", "yes")
+
+
 def capabilities_from_config(config: pytest.Config) -> Capabilities:
     """The capabilities the ``--toolcall-*`` options and ``toolcall_*`` ini keys declare (CLI names)."""
     values: dict[str, Any] = {}
     for option in CAPABILITY_OPTIONS:
-        default = getattr(Capabilities(), option.field)
-        given = config.getoption("toolcall_" + option.field, default=None)
-        ini = str(config.getini(option.ini_key) or "").strip().lower()
-        if given:
-            values[option.field] = not default
-        elif ini:
-            if ini not in ("true", "false", "1", "0", "yes", "no"):
-                raise pytest.UsageError(f"ini key {option.ini_key} must be true or false, got {ini!r}")
-            values[option.field] = ini in ("true", "1", "yes")
+        declared, value = _declared(config, option)
+        if declared:
+            values[option.field] = value
     text_format = (
         config.getoption("toolcall_text_format", default=None) or config.getini("toolcall_text_format") or None
     )

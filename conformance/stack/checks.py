@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from conformance.verdict import Check, CheckRegistry, NotApplicable
 from conformance.wire import Case, Outcome
+from conformance.wire.numbers import JSON_NUMBERS
 from conformance.wire.replay import compare_outcomes
 
 __all__ = ["STACK_CHECKS", "STACK_CHECK_REGISTRY", "StackCapabilities", "StackContext"]
@@ -15,12 +16,22 @@ __all__ = ["STACK_CHECKS", "STACK_CHECK_REGISTRY", "StackCapabilities", "StackCo
 class StackCapabilities:
     """What a stack declares: the wire APIs it runs, whether its result reports text and reasoning,
     and whether it honours a recording's converter options (a server profile such as cumulative
-    arguments). Recordings it cannot run are listed as not applicable, never passed."""
+    arguments). Recordings it cannot run are listed as not applicable, never passed.
+
+    ``json_numbers`` is how it reads argument numbers (``conformance.wire.numbers``): ``"double"``
+    for a stack whose JSON numbers are IEEE doubles (JavaScript's ``JSON.parse``), whose arguments
+    are then compared as doubles.
+    """
 
     apis: tuple[str, ...] | None = None
     text: bool = True
     reasoning: bool = True
     converter_options: bool = False
+    json_numbers: str = "exact"
+
+    def __post_init__(self) -> None:
+        if self.json_numbers not in JSON_NUMBERS:
+            raise ValueError(f"json_numbers must be one of {', '.join(JSON_NUMBERS)}, got {self.json_numbers!r}")
 
 
 @dataclass(frozen=True)
@@ -69,7 +80,7 @@ def stack_outcome_matches(ctx: StackContext) -> list[str]:
         actual = Outcome(
             actual.api, actual.tool_calls, actual.text, expected.reasoning, True, actual.finish_reason, actual.error
         )
-    return compare_outcomes(expected, actual)
+    return compare_outcomes(expected, actual, numbers=ctx.capabilities.json_numbers)
 
 
 @STACK_CHECK_REGISTRY.check(

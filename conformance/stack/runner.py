@@ -28,6 +28,7 @@ from conformance.verdict import (
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
 from conformance.wire.final import FinalResultError, read_final_result
 from conformance.wire.harm import outcome_harm
+from conformance.wire.numbers import numbers_note
 from conformance.wire.replay import compare_outcomes
 
 __all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
@@ -165,7 +166,10 @@ def run_stack_conformance(
                 f"violation: {p}" for p in problems
             )
             outcome_check.fail(
-                problems[0], text, scenario=case.name, harm=outcome_harm(context.expected, actual, crash)
+                problems[0],
+                text,
+                scenario=case.name,
+                harm=outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers),
             )
         _search_splits(
             stack,
@@ -177,6 +181,7 @@ def run_stack_conformance(
             seed=seed,
             result=split_check,
             report=report,
+            numbers=capabilities.json_numbers,
         )
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
@@ -184,16 +189,20 @@ def run_stack_conformance(
     report.results = [results[check.id] for check in STACK_CHECKS]
     for result in report.results:
         result.target = report.target
+    if capabilities.json_numbers == "double":
+        report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
 
 
-def _split_harm(expected: Outcome, actual: Outcome | None, crash: BaseException | None) -> HarmVerdict:
+def _split_harm(
+    expected: Outcome, actual: Outcome | None, crash: BaseException | None, numbers: str = "exact"
+) -> HarmVerdict:
     """What a split that changed the result does: the split result judged against the recording
     (a split that only changes what the comparison leaves out changes the stream's shape)."""
-    if actual is not None and not compare_outcomes(expected, actual):
+    if actual is not None and not compare_outcomes(expected, actual, numbers=numbers):
         return HarmVerdict(Harm.STREAM_SHAPE, "this split changes the result, but not what runs or the text")
-    return outcome_harm(expected, actual, crash)
+    return outcome_harm(expected, actual, crash, numbers=numbers)
 
 
 def _search_splits(
@@ -207,6 +216,7 @@ def _search_splits(
     seed: int,
     result: CheckResult,
     report: Report,
+    numbers: str = "exact",
 ) -> None:
     failure: list[tuple[list[bytes], str, HarmVerdict]] = []
 
@@ -217,7 +227,7 @@ def _search_splits(
         actual, crash, _, _ = _run(stack, body, pieces)
         got = _summary(actual, crash, body.sse)
         if got != baseline:
-            failure[:] = [(pieces, got, _split_harm(expected, actual, crash))]
+            failure[:] = [(pieces, got, _split_harm(expected, actual, crash, numbers))]
             raise AssertionError(got)
 
     result.scenarios_run += 1

@@ -9,8 +9,9 @@ its calls; text or reasoning that differs from the recording's is lost.
 from __future__ import annotations
 
 from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
+from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
-from conformance.wire.replay import pair_calls, same_json
+from conformance.wire.replay import pair_calls
 
 __all__ = ["TRUNCATED_FINISH_REASONS", "outcome_harm"]
 
@@ -37,8 +38,11 @@ def _came_out(call: ExpectedToolCall, label: str) -> CameOut:
     return CameOut(label, call.name, ids, call.arguments, ran=call.arguments is not None, error=call.arguments is None)
 
 
-def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException | None = None) -> HarmVerdict:
-    """What ``actual`` (or the ``crash``) does to the user, given the recording's ``expected`` outcome."""
+def outcome_harm(
+    expected: Outcome, actual: Outcome | None, crash: BaseException | None = None, *, numbers: str = "exact"
+) -> HarmVerdict:
+    """What ``actual`` (or the ``crash``) does to the user, given the recording's ``expected`` outcome
+    (``numbers``: how the target reads JSON numbers, as ``compare_outcomes`` takes it)."""
     truncated = expected.finish_reason in TRUNCATED_FINISH_REASONS
     abnormal = truncated or expected.error is not None
     if actual is None:
@@ -48,7 +52,7 @@ def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException
         return HarmVerdict(Harm.CRASHED, f"the stack raised {raised}; nothing ran")
     pairs = []
     claimed: list[ExpectedToolCall] = []
-    for position, want, got in pair_calls(expected, actual):
+    for position, want, got in pair_calls(expected, actual, numbers):
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         runs = None if abnormal else want.arguments
         why_not, cause = _why_not(expected, want) if runs is None else ("", "")
@@ -70,7 +74,9 @@ def outcome_harm(expected: Outcome, actual: Outcome | None, crash: BaseException
         )
     elif expected.error is not None and actual.error is None and not truncated:
         lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
-    verdict = classify_calls(pairs, extra, lost_text=lost_text, same_arguments=same_json)
+    verdict = classify_calls(
+        pairs, extra, lost_text=lost_text, same_arguments=lambda got, want: same_json(got, want, numbers=numbers)
+    )
     if verdict.harm is Harm.LOST and expected.error is not None and verdict.why == lost_text:
         # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes
         # the missing end (no finish reason) may leave that to its caller (AdapterInfo.policies).

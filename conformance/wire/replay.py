@@ -8,7 +8,8 @@ one place:
 * when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
   even one whose arguments parse: the turn is incomplete and must be retried as a whole;
 * otherwise every valid call must come out with the same name, the provider's id (when the
-  provider sent one) and equal parsed arguments (compared as JSON, not as text), in wire order;
+  provider sent one) and equal parsed arguments (compared as JSON, not as text; numbers as IEEE
+  doubles for a target that declares ``json_numbers: double``), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
 
 A body the SDK or library cannot read at all (a ``data:`` line that is not JSON, bytes that are
@@ -18,13 +19,13 @@ that: it reaches the converter through ``fail()``, as in production.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.wire.apis import READERS, WireFormatError
 from conformance.wire.bodies import Body
+from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
 from reference_impl import (
@@ -240,12 +241,9 @@ def replay_body(
     return result
 
 
-def same_json(left: Any, right: Any) -> bool:
-    """Two parsed JSON values are equal (key order never matters)."""
-    return json.dumps(left, sort_keys=True) == json.dumps(right, sort_keys=True)
-
-
-def pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
+def pair_calls(
+    expected: Outcome, actual: Outcome, numbers: str = "exact"
+) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
     """Pair each expected call with an actual one: by provider id when the provider sent one, else
     by name (and arguments) among the calls not carrying another expected id, in order.
 
@@ -261,7 +259,14 @@ def pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedTo
         unclaimed = [got for got in remaining if got.call_id not in provider_ids]
         pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
         match = (
-            next((got for got in pool if got.name == want.name and same_json(got.arguments, want.arguments)), None)
+            next(
+                (
+                    got
+                    for got in pool
+                    if got.name == want.name and same_json(got.arguments, want.arguments, numbers=numbers)
+                ),
+                None,
+            )
             or next((got for got in pool if got.name == want.name), None)
             or next(iter(pool), None)
         )
@@ -279,7 +284,9 @@ def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, Ex
     return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
-def _call_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, abnormal: bool) -> list[str]:
+def _call_problems(
+    label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, abnormal: bool, numbers: str = "exact"
+) -> list[str]:
     """Where the call paired with ``want`` departs from it (id, then arguments)."""
     if got is None:
         return [f"{label}: no call came out for it"]
@@ -292,13 +299,17 @@ def _call_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall | N
             problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
     elif got.arguments is None:
         problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
-    elif not same_json(got.arguments, want.arguments):
+    elif not same_json(got.arguments, want.arguments, numbers=numbers):
         problems.append(f"{label}: arguments {got.arguments}, expected {want.arguments}")
     return problems
 
 
-def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
-    """Where ``actual`` departs from ``expected`` under the rules in the module docstring."""
+def compare_outcomes(expected: Outcome, actual: Outcome, *, numbers: str = "exact") -> list[str]:
+    """Where ``actual`` departs from ``expected`` under the rules in the module docstring.
+
+    ``numbers`` is how the target reads JSON numbers (``conformance.wire.numbers``): ``"double"``
+    compares argument numbers as IEEE doubles, for a target that declares it.
+    """
     problems: list[str] = []
     abnormal = actual.error is not None or expected.error is not None
     if expected.error is not None and actual.error is None:
@@ -308,10 +319,11 @@ def compare_outcomes(expected: Outcome, actual: Outcome) -> list[str]:
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
             f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    pairs = pair_calls(expected, actual)
+    pairs = pair_calls(expected, actual, numbers)
     problems += _order_problems(actual, pairs)
     for position, want, got in pairs:
-        problems += _call_problems(f"call {position} ({want.name}, id {want.call_id!r})", want, got, abnormal)
+        label = f"call {position} ({want.name}, id {want.call_id!r})"
+        problems += _call_problems(label, want, got, abnormal, numbers)
     if actual.text != expected.text:
         problems.append(f"text {actual.text!r}, expected {expected.text!r}")
     # Reasoning is compared when the expectation records it (third-party expectations may only

@@ -325,7 +325,8 @@ export function makeHandler(options = {}) {
  */
 export const CAPABILITIES = {
   reasoning: false,
-  // JSON.parse gives IEEE doubles: an integer beyond 2**53 cannot survive (docs/bridge.md).
+  // JSON.parse gives IEEE doubles: an integer beyond 2**53 cannot survive, so the suite compares
+  // this handler's arguments as doubles (docs/bridge.md, Numbers).
   json_numbers: 'double',
 };
 

@@ -21,7 +21,14 @@ Choices that differ from a typical implementation, all left open by the contract
   instead waits until the name can no longer grow, so START always names the whole tool;
 * an abnormal end (``chunk.error``) is remembered, and at ``finalize()`` every call ends with an
   error carrying ``{"abnormal_end": kind}``; provider metadata goes to END metadata under
-  ``"provider"``; ``reasoning_segment_type`` names reasoning segments (default ``thinking``).
+  ``"provider"``; ``reasoning_segment_type`` names reasoning segments (default ``thinking``);
+* ``json_numbers="double"`` reads argument numbers as JavaScript's ``JSON.parse`` does: every
+  number an IEEE double (``9007199254740993`` becomes ``9007199254740992.0``), a choice of the
+  language the target declares (``Capabilities(json_numbers="double")``);
+* ``args_hold_back=N`` holds argument text back to the last JSON token boundary, releasing it
+  all once more than ``N`` characters wait (a bounded hold-back the target declares with
+  ``Capabilities(args_lag=N)``); ``args_hold_back=None`` holds every argument character until
+  END (buffering: no bound to declare).
 """
 
 from __future__ import annotations
@@ -43,11 +50,21 @@ from tests.alternatives.events import (
     new_id,
 )
 
-__all__ = ["AltApiHandler", "make_handler", "parse_arguments"]
+__all__ = [
+    "HELD_ARGUMENT_CHARS",
+    "AltApiHandler",
+    "make_buffered_arguments_handler",
+    "make_double_numbers_handler",
+    "make_handler",
+    "make_held_arguments_handler",
+    "parse_arguments",
+]
 
 logger = logging.getLogger(__name__)
 
 TOOL = "function_call"
+# Where a JSON token may end: argument text held back (args_hold_back) is released up to the last one.
+_TOKEN_BOUNDARIES = frozenset(',:{}[]"')
 TEXT = "text"
 THINKING = "thinking"
 
@@ -56,12 +73,16 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not JSON")
 
 
-def parse_arguments(raw: str) -> tuple[dict[str, Any] | None, str | None]:
-    """(arguments, None) for one complete JSON object (empty text is {}), else (None, why)."""
+def parse_arguments(raw: str, *, json_numbers: str = "exact") -> tuple[dict[str, Any] | None, str | None]:
+    """(arguments, None) for one complete JSON object (empty text is {}), else (None, why).
+
+    ``json_numbers="double"``: every number is read as a float, as ``JSON.parse`` reads it.
+    """
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw, parse_constant=_reject_constant)
+        parse_int = float if json_numbers == "double" else int
+        value = json.loads(raw, parse_constant=_reject_constant, parse_int=parse_int)
     except json.JSONDecodeError as error:
         return None, f"arguments are not valid JSON: {error.msg} at offset {error.pos}"
     except ValueError as error:
@@ -83,6 +104,7 @@ class _Call:
     args_begun: bool = False
     conflict: str | None = None
     provider: dict[str, Any] = field(default_factory=dict)
+    pending: str = ""  # argument text received after START but not yet emitted (args_hold_back)
 
 
 class AltApiHandler:
@@ -96,9 +118,13 @@ class AltApiHandler:
         whole_name_start: bool = False,
         second_id_policy: str = "flag_index",
         reasoning_segment_type: str = THINKING,
+        json_numbers: str = "exact",
+        args_hold_back: int | None = 0,
     ) -> None:
         if second_id_policy not in ("flag_index", "reject_second"):
             raise ValueError(f"unknown second_id_policy {second_id_policy!r}")
+        self._json_numbers = json_numbers
+        self._args_hold_back = args_hold_back
         self._whole_name_start = whole_name_start
         self._second_id_policy = second_id_policy
         self._reasoning_type = reasoning_segment_type
@@ -244,7 +270,7 @@ class AltApiHandler:
             if call.segment_id is None:
                 call.held.append(fragment)
             else:
-                self._sink.emit(ContentEvent(call.segment_id, fragment))
+                self._arguments(call, fragment)
         self._start_ready(finishing=False)
 
     # ----------------------------------------------------------------- tool segments
@@ -256,8 +282,24 @@ class AltApiHandler:
         call.segment_id = segment_id
         self._sink.emit(StartEvent(segment_id, TOOL, {"tool_name": call.name or None}))
         for fragment in call.held:
-            self._sink.emit(ContentEvent(segment_id, fragment))
+            self._arguments(call, fragment)
         call.held = []
+
+    def _arguments(self, call: _Call, fragment: str) -> None:
+        """CONTENT for an argument fragment of a started call, held back as ``args_hold_back`` says."""
+        assert call.segment_id is not None
+        if self._args_hold_back == 0:
+            self._sink.emit(ContentEvent(call.segment_id, fragment))
+            return
+        call.pending += fragment
+        if self._args_hold_back is None:
+            return  # everything waits for END
+        cut = max((i for i, ch in enumerate(call.pending) if ch in _TOKEN_BOUNDARIES), default=-1) + 1
+        if len(call.pending) - cut > self._args_hold_back:
+            cut = len(call.pending)  # a long token (a file's content): release it rather than wait more
+        if cut:
+            self._sink.emit(ContentEvent(call.segment_id, call.pending[:cut]))
+            call.pending = call.pending[cut:]
 
     def _start_ready(self, finishing: bool) -> None:
         """Start calls in wire order, each once its name can no longer grow (R6, R10)."""
@@ -272,8 +314,14 @@ class AltApiHandler:
                 return  # later calls wait: starts stay in wire order
             self._start(call)
 
+    def _parse(self, raw: str) -> tuple[dict[str, Any] | None, str | None]:
+        return parse_arguments(raw, json_numbers=self._json_numbers)
+
     def _end_call(self, call: _Call) -> None:
         assert call.segment_id is not None
+        if call.pending:
+            self._sink.emit(ContentEvent(call.segment_id, call.pending))
+            call.pending = ""
         raw = "".join(call.raw)
         meta: dict[str, Any] = {"tool_name": call.name or None}
         if call.provider:
@@ -289,7 +337,7 @@ class AltApiHandler:
             error = f"the stream ended abnormally ({kind}: {message}); the call is not run"
             meta["abnormal_end"] = kind
         else:
-            arguments, error = parse_arguments(raw)
+            arguments, error = self._parse(raw)
         if error is not None or arguments is None:
             meta["error"] = error
             meta["raw_arguments"] = raw
@@ -316,3 +364,22 @@ def make_handler(**callbacks: Any) -> AltApiHandler:
 def make_whole_name_handler(**callbacks: Any) -> AltApiHandler:
     """The variant whose START always carries the whole name (see FALSE_ALARMS.md, FA1)."""
     return AltApiHandler(**callbacks, whole_name_start=True)
+
+
+def make_double_numbers_handler(**callbacks: Any) -> AltApiHandler:
+    """Reads argument numbers as JavaScript's JSON.parse does (IEEE doubles); declares json_numbers=double."""
+    return AltApiHandler(**callbacks, json_numbers="double")
+
+
+# The bound the token-boundary variant keeps: more than the suite's default of 16 characters.
+HELD_ARGUMENT_CHARS = 40
+
+
+def make_held_arguments_handler(**callbacks: Any) -> AltApiHandler:
+    """Holds argument text back to JSON token boundaries, at most 40 characters; declares args_lag=40."""
+    return AltApiHandler(**callbacks, args_hold_back=HELD_ARGUMENT_CHARS)
+
+
+def make_buffered_arguments_handler(**callbacks: Any) -> AltApiHandler:
+    """Holds every argument character until END: buffering, which no declared bound excuses."""
+    return AltApiHandler(**callbacks, args_hold_back=None)

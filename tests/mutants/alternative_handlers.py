@@ -53,6 +53,17 @@ class TokenBoundaryArguments(ApiToolCallStreamingResponseHandler):
         super()._emit(event)
 
 
+class WideTokenBoundaryArguments(TokenBoundaryArguments):
+    """The same design with a wider bound: up to 40 characters of a token wait before release.
+
+    Correct only with the bound declared (``Capabilities(args_lag=40)``, ``--args-lag 40``,
+    ``args_lag`` in a bridge hello): above the default of 16 the suite cannot tell it from
+    buffering. Not in ``ALTERNATIVES``, which run with the default capabilities.
+    """
+
+    _MAX_WAITING = 40
+
+
 def _open_escape_length(text: str) -> int:
     """How many trailing characters may still be an unfinished escape (a backslash, or a short \\u)."""
     start = text.rfind("\\", max(0, len(text) - 6))

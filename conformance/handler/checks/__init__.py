@@ -11,11 +11,14 @@ holds nothing it can judge.
 from conformance.handler.checks import robustness, lifecycle, text, calls  # noqa: F401
 
 # isort: on
-from conformance.handler.checks.context import HANDLER_CHECKS, CallMatch, CheckContext
+from dataclasses import replace
+
+from conformance.handler.capabilities import Capabilities
+from conformance.handler.checks.context import HANDLER_CHECKS, TARGET_TITLES, CallMatch, CheckContext
 from conformance.handler.checks.robustness import ROBUSTNESS
 from conformance.verdict import Check
 
-__all__ = ["CHECKS", "HANDLER_CHECKS", "ROBUSTNESS", "CallMatch", "CheckContext", "check_by_id"]
+__all__ = ["CHECKS", "HANDLER_CHECKS", "ROBUSTNESS", "CallMatch", "CheckContext", "check_by_id", "for_target"]
 
 CHECKS: tuple[Check[CheckContext], ...] = HANDLER_CHECKS.all()
 
@@ -23,3 +26,10 @@ CHECKS: tuple[Check[CheckContext], ...] = HANDLER_CHECKS.all()
 def check_by_id(check_id: str) -> Check[CheckContext]:
     """Look a handler check up by its stable id."""
     return HANDLER_CHECKS.by_id(check_id)
+
+
+def for_target(check: Check[CheckContext], capabilities: Capabilities) -> Check[CheckContext]:
+    """``check`` as a report on a target with ``capabilities`` shows it: its title names the bound
+    the target declared (``arguments_stream_incrementally``: ``args_lag``); other checks are unchanged."""
+    title = TARGET_TITLES.get(check.id)
+    return check if title is None else replace(check, title=title(capabilities))

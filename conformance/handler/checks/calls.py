@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from conformance.handler.checks.context import HANDLER_CHECKS, CallMatch, CheckContext, as_json
+from conformance.handler.capabilities import DEFAULT_ARGS_LAG, Capabilities
+from conformance.handler.checks.context import HANDLER_CHECKS, TARGET_TITLES, CallMatch, CheckContext, as_json
 from conformance.handler.contract import rule
 from conformance.handler.drive import ObservedCall
 from conformance.verdict import NotApplicable
@@ -226,7 +227,7 @@ def invocations_match_stream(ctx: CheckContext) -> list[str]:
         assert actual.invocation is not None
         if actual.invocation.name != call.name:
             problems.append(f"{match.label} ran under the name {actual.invocation.name!r}")
-        if as_json(actual.invocation.arguments) != as_json(call.arguments):
+        if not ctx.same_arguments(actual.invocation.arguments, call.arguments):
             problems.append(
                 f"{match.label} ran with arguments {as_json(actual.invocation.arguments)}, "
                 f"the stream's arguments are {as_json(call.arguments)}"
@@ -304,11 +305,6 @@ def _segments_by_position(ctx: CheckContext) -> dict[int, str | None]:
     return {m.position: m.actual.segment_id for m in ctx.matches if m.actual is not None and not _in_conflict(ctx, m)}
 
 
-# How much of a call's argument text a handler may hold back while streaming it (a JSON token, an
-# escape sequence): more is buffering, which freezes UIs on large calls.
-ARGUMENT_HOLD_BACK = 16
-
-
 def _name_final_at(ctx: CheckContext, wire_position: int) -> int | None:
     """The chunk from which a call's name is known to be final, so its arguments must flow.
 
@@ -328,14 +324,29 @@ def _name_final_at(ctx: CheckContext, wire_position: int) -> int | None:
     return min(evidence, default=None)
 
 
+def _arguments_title(capabilities: Capabilities) -> str:
+    bound = capabilities.args_lag
+    held = "no hold-back bound declared" if bound is None else f"hold-back <= {bound} chars"
+    return f"Every call's argument fragments come out as CONTENT as they arrive ({held})"
+
+
+TARGET_TITLES["arguments_stream_incrementally"] = _arguments_title
+
+
 @HANDLER_CHECKS.check(
     "arguments_stream_incrementally",
-    title=(
-        f"Every call's argument fragments come out as CONTENT as they arrive (hold-back <= {ARGUMENT_HOLD_BACK} chars)"
+    title=_arguments_title(Capabilities()),
+    rationale=(
+        "UIs freeze for the length of a large write_file call when arguments are buffered (C07). A handler may "
+        f"hold argument text back within a bound (to a JSON token boundary, an escape sequence): {DEFAULT_ARGS_LAG} "
+        "characters, or the bound it declares (--args-lag N, Capabilities(args_lag=N), args_lag in a bridge hello); "
+        "--args-lag none skips the check by name."
     ),
-    rationale="UIs freeze for the length of a large write_file call when arguments are buffered (C07).",
-    how_to_fix="Emit a CONTENT event for each argument fragment as it arrives (after START), for every call.",
-    requires={"incremental_arguments", "api_tool_calls", "events", "tool_calls"},
+    how_to_fix=(
+        "Emit a CONTENT event for each argument fragment as it arrives (after START), for every call; if the "
+        "handler holds text back to token boundaries, declare the most it holds back (--args-lag N)."
+    ),
+    requires={"incremental_arguments", "api_tool_calls", "args_lag", "events", "tool_calls"},
     taxonomy=("C07",),
     rule=rule("R14"),
     consequence_of={"segment_per_call", "argument_integrity"},
@@ -343,6 +354,8 @@ def _name_final_at(ctx: CheckContext, wire_position: int) -> int | None:
 def arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
     # For each call, after each feed once its name is known to be final (holding arguments back
     # before that is the contract): the argument text received minus the CONTENT emitted so far.
+    lag = ctx.capabilities.args_lag
+    assert lag is not None  # the check requires a declared bound ("args_lag")
     segments = {
         m.position: m.actual.segment_id for m in ctx.matches if m.actual is not None and not _in_conflict(ctx, m)
     }
@@ -367,10 +380,11 @@ def arguments_stream_incrementally(ctx: CheckContext) -> list[str]:
             if named_at is None or position < named_at:
                 continue
             checked = True
-            if total - emitted > ARGUMENT_HOLD_BACK:
+            if total - emitted > lag:
                 return [
                     f"call {wire_position}: after chunk #{position + 1} it had received {total} characters of "
-                    f"arguments but emitted {emitted} as CONTENT: its arguments were held back"
+                    f"arguments but emitted {emitted} as CONTENT: its arguments were held back, and the declared "
+                    f"hold-back is {lag} characters"
                 ]
     if not checked:
         raise NotApplicable("no call streamed its arguments over several chunks")

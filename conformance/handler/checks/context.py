@@ -7,8 +7,8 @@ wire order: never by name alone, so one wrong name is one finding, not three.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -18,14 +18,19 @@ from conformance.handler.drive import ObservedCall, Transcript
 from conformance.handler.observe import ObservedEvent, is_reasoning_segment_type
 from conformance.handler.scenarios import ExpectedCall, Scenario
 from conformance.verdict import CheckRegistry, NotApplicable
+from conformance.wire.numbers import canonical_json, same_json
 from reference_impl.types import ToolCallDelta
 
-__all__ = ["HANDLER_CHECKS", "CallMatch", "CheckContext", "as_json"]
+__all__ = ["HANDLER_CHECKS", "TARGET_TITLES", "CallMatch", "CheckContext", "as_json"]
 
 
 def as_json(value: Any) -> str:
-    """A canonical JSON text, for comparing parsed values (key order and spacing never matter)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
+    """A canonical JSON text of a parsed value, as messages show it (key order and spacing never matter).
+
+    Compare parsed arguments with ``CheckContext.same_arguments``: it honours how the target
+    declares it reads numbers (``Capabilities.json_numbers``).
+    """
+    return canonical_json(value)
 
 
 @dataclass(frozen=True)
@@ -49,6 +54,10 @@ class CheckContext:
     scenario: Scenario
     transcript: Transcript
     capabilities: Capabilities
+
+    def same_arguments(self, actual: Any, expected: Any) -> bool:
+        """Whether two parsed argument values are equal, numbers read as the target declares it reads them."""
+        return same_json(actual, expected, numbers=self.capabilities.json_numbers)
 
     @property
     def surfaced_by_exception(self) -> bool:
@@ -104,7 +113,7 @@ class CheckContext:
                 # name: a named left-over segment is another call's (its own findings say what it lost).
                 pool = [a for a in pool if not a.name]
             got = (
-                next((a for a in pool if a.name == want.name and _same_arguments(a, want)), None)
+                next((a for a in pool if a.name == want.name and self._same_call_arguments(a, want)), None)
                 or next((a for a in pool if a.name == want.name), None)
                 or next(iter(pool), None)
             )
@@ -194,11 +203,15 @@ class CheckContext:
         """The target's calls that stand for no call of the stream."""
         return self._matching[1]
 
-
-def _same_arguments(actual: ObservedCall, expected: ExpectedCall) -> bool:
-    if expected.arguments is None or actual.arguments is None:
-        return expected.arguments is None and actual.arguments is None
-    return as_json(actual.arguments) == as_json(expected.arguments)
+    def _same_call_arguments(self, actual: ObservedCall, expected: ExpectedCall) -> bool:
+        if expected.arguments is None or actual.arguments is None:
+            return expected.arguments is None and actual.arguments is None
+        return self.same_arguments(actual.arguments, expected.arguments)
 
 
 HANDLER_CHECKS = CheckRegistry[CheckContext]()
+
+# The title of a check that judges by a bound the target declares, for a target's capabilities
+# (by check id): a report says the bound its target was held to. The registered title is the one
+# for the default capabilities (what docs/checks.md shows).
+TARGET_TITLES: dict[str, Callable[[Capabilities], str]] = {}
