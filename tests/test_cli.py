@@ -39,13 +39,19 @@ def test_run_against_reference_is_conformant(tmp_path: Path, capsys: pytest.Capt
     report = json.loads(report_path.read_text())
     assert report["conformant"] is True
     assert not [c for c in report["checks"] if c["status"] == "failed"]
-    # The only skips: checks about raw argument deltas, which do not apply to text parsers.
+    # The only skips: checks about raw argument deltas, which do not apply to text parsers, and two
+    # checks no text-format scenario exercises (text formats carry no reasoning and no provider ids):
+    # judging nothing, they are skipped, never passed.
     skipped = {(c["target"].split("(")[0], c["id"]) for c in report["checks"] if c["status"] == "skipped"}
     assert skipped == {
         ("ParsingStreamingResponseHandler", "argument_integrity"),
         ("ParsingStreamingResponseHandler", "text_and_reasoning_in_wire_order"),
         ("ParsingStreamingResponseHandler", "arguments_stream_incrementally"),
+        ("ParsingStreamingResponseHandler", "reasoning_conserved"),
+        ("ParsingStreamingResponseHandler", "provider_ids_kept"),
     }
+    reasons = {c["message"] for c in report["checks"] if c["id"] in ("reasoning_conserved", "provider_ids_kept")}
+    assert "ran on no applicable input" in reasons
     targets = {c["target"] for c in report["checks"]}
     assert len(targets) == 6  # API handler, 3 text parsers, the converters, the round-trip formatter
     roundtrip = {c["id"] for c in report["checks"] if c["target"].startswith("round-trip ReferenceFormatter")}

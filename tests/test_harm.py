@@ -194,4 +194,4 @@ def test_fail_on_from_pytest(tmp_path: Path) -> None:
 
 
 def test_a_harm_verdict_reads_as_json() -> None:
-    assert HarmVerdict(Harm.LOST, "x").to_json() == {"harm": "lost", "why": "x"}
+    assert HarmVerdict(Harm.LOST, "x").to_json() == {"harm": "lost", "why": "x", "cause": ""}
