@@ -208,6 +208,24 @@ def test_derived_why_not_is_the_hand_checked_one(name: str, marker: str, present
     assert [c.why_not for c in replayed.tool_calls] == why_not
 
 
+# Whole-call APIs cannot truncate or break a call mid-way (Gemini and Ollama send each call whole):
+# their truncated and failed recordings carry text only, so the stream-level reason is checked.
+HAND_CHECKED_STREAMS = [
+    ("gemini/truncated_max_tokens", '"finishReason":"MAX_TOKENS"', "truncated"),
+    ("gemini/error_after_text", 'data: {"error":{"code":503', "provider_error"),
+    ("ollama/truncated_max_tokens", '"done":true,"done_reason":"length"', "truncated"),
+    ("ollama/error_after_text", '{"error":"Overloaded"}', "provider_error"),
+]
+
+
+@pytest.mark.parametrize(("name", "marker", "why_not"), HAND_CHECKED_STREAMS, ids=[h[0] for h in HAND_CHECKED_STREAMS])
+def test_whole_call_apis_stream_level_reason_is_the_hand_checked_one(name: str, marker: str, why_not: str) -> None:
+    assert marker in _wire_text(CASSETTES / f"{name}.yaml")
+    expected = load_expectation(CASSETTES / f"{name}.expected.json")
+    assert expected.tool_calls == []
+    assert stream_why_not(expected.api, expected.finish_reason, expected.error) == why_not
+
+
 def test_stored_fields_are_the_derived_ones() -> None:
     """The bundled expectations store may_run / why_not (written by the corpus writer); each equals
     what the derivation gives from the same file without them."""

@@ -36,6 +36,9 @@ come from the outcome's ``error`` and ``finish_reason``:
 * a finish reason means what ``STOP_REASONS`` says it means in the outcome's wire API. One listed
   as normal, or not listed at all (a dialect's own value), gives no reason. The table lists every
   value the installed SDKs declare (``tests/test_may_run.py`` holds it to their type definitions).
+
+The vocabulary is closed on purpose: add a word only for a real case no word covers, and document
+it here, in ``WHY_NOT`` and in ``docs/replay-schema.md``.
 """
 
 from __future__ import annotations
