@@ -11,7 +11,9 @@ cuts, without a network or an API key.
 that are not valid JSON (a stream truncated by ``max_tokens``, cut mid-call, or interrupted by an
 error event) become ``{}``, so a ``write_file`` call would run with no path and no content. Run
 the example's tests with ``TOOLCALL_EXAMPLE_PLANTED_BUG=1`` and the replay names the recordings
-that catch it.
+that catch it. ``AssistantIgnoringTheEnd`` has the other one: it runs every call whose arguments
+parse, however the stream ended, so a call cut off by a dropped connection after complete-looking
+arguments still runs (``TOOLCALL_EXAMPLE_PLANTED_BUG=ending``).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from typing import Any
 
 import openai
 
-__all__ = ["Assistant", "AssistantWithPlantedBug", "ToolCall", "Turn"]
+__all__ = ["Assistant", "AssistantIgnoringTheEnd", "AssistantWithPlantedBug", "ToolCall", "Turn"]
 
 TOOLS: list[dict[str, Any]] = [
     {
@@ -99,13 +101,18 @@ class Assistant:
         except openai.APIError as error:
             turn.error = f"{type(error).__name__}: {error.message}"
         turn.text = "".join(text)
-        ended_normally = turn.error is None and turn.finish_reason in ("tool_calls", "stop")
+        ended_normally = self.ended_normally(turn)
         for _, partial in sorted(partials.items()):
             raw = "".join(partial.arguments)
             arguments = self.parse_arguments(raw)
             runnable = ended_normally and arguments is not None
             turn.calls.append(ToolCall(partial.id, partial.name, raw, arguments, runnable))
         return turn
+
+    @staticmethod
+    def ended_normally(turn: Turn) -> bool:
+        """No error, and a finish reason that says the model finished (not ``length``, not none at all)."""
+        return turn.error is None and turn.finish_reason in ("tool_calls", "stop")
 
     @staticmethod
     def _take(delta: Any, text: list[str], partials: dict[int, _Partial]) -> None:
@@ -142,3 +149,12 @@ class AssistantWithPlantedBug(Assistant):
         except json.JSONDecodeError:
             return {}
         return value if isinstance(value, dict) else {}
+
+
+class AssistantIgnoringTheEnd(Assistant):
+    """The other planted bug: any call whose arguments parse runs, however the stream ended."""
+
+    @staticmethod
+    def ended_normally(turn: Turn) -> bool:
+        """Wrongly, always."""
+        return True

@@ -6,7 +6,9 @@ respx loads, see the README)::
     pytest -p conformance.pytest_plugin.httpx_alias examples/test_replay_assistant.py
     TOOLCALL_EXAMPLE_PLANTED_BUG=1 pytest -p conformance.pytest_plugin.httpx_alias examples/test_replay_assistant.py
 
-Every expectation comes from the cassette (``replay.expected``), never from the assistant.
+``TOOLCALL_EXAMPLE_PLANTED_BUG=ending`` plants the other bug (``AssistantIgnoringTheEnd``: it runs
+every call whose arguments parse, however the stream ended). Every expectation comes from the
+cassette (``replay.expected``), never from the assistant.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ import os
 import pytest
 
 from conformance.http_replay import Replay
-from examples.replay_assistant import Assistant, AssistantWithPlantedBug, Turn
+from examples.replay_assistant import Assistant, AssistantIgnoringTheEnd, AssistantWithPlantedBug, Turn
 
-AssistantClass = AssistantWithPlantedBug if os.environ.get("TOOLCALL_EXAMPLE_PLANTED_BUG") else Assistant
+_PLANTED = os.environ.get("TOOLCALL_EXAMPLE_PLANTED_BUG")
+AssistantClass = {None: Assistant, "": Assistant, "ending": AssistantIgnoringTheEnd}.get(
+    _PLANTED, AssistantWithPlantedBug
+)
 
 
 def check_turn(turn: Turn, replay: Replay) -> None:
@@ -28,11 +33,11 @@ def check_turn(turn: Turn, replay: Replay) -> None:
     assert [(call.id, call.name, call.arguments) for call in turn.calls] == [
         (call.call_id, call.name, call.arguments) for call in expected.tool_calls
     ]
-    # A call may run only if its arguments are valid and the stream ended normally (not cut,
-    # not truncated by max tokens, no error event): what the expectation says about the stream.
-    ended_normally = expected.error is None and expected.finish_reason in ("tool_calls", "stop")
-    assert [call.name for call in turn.calls if call.runnable] == [
-        call.name for call in expected.tool_calls if ended_normally and call.arguments is not None
+    # The assistant runs exactly the calls the recording says may run: ``may_run`` is derived from
+    # the stream (not cut, not truncated by max tokens, no error event) and the call (a name, an
+    # arguments object); ``why_not`` says which of these it is when it may not.
+    assert [call.id for call in turn.calls if call.runnable] == [
+        call.call_id for call in expected.tool_calls if call.may_run
     ]
 
 

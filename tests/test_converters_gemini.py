@@ -168,10 +168,11 @@ def test_code_execution_parts_are_server_tools() -> None:
 # -- ends ------------------------------------------------------------------------------------------------
 
 
-def test_max_tokens_is_truncation() -> None:
-    outcome = run(response(fc("f", {"a": 1})), response({"text": "x"}, finish="MAX_TOKENS"))
+@pytest.mark.parametrize("reason", ["MAX_TOKENS", "CONTINUATION"])
+def test_token_limits_are_truncation(reason: str) -> None:
+    outcome = run(response(fc("f", {"a": 1})), response({"text": "x"}, finish=reason))
     assert outcome.terminal.error is not None and outcome.terminal.error.kind == "truncated"
-    assert outcome.terminal.finish_reason == "MAX_TOKENS"
+    assert outcome.terminal.finish_reason == reason
     assert outcome.invocations == []
 
 

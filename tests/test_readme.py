@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -58,3 +61,41 @@ def test_round_trip_section_commands_parse_and_the_demos_run(capsys: pytest.Capt
         else:
             assert main(argv[1:]) == 0, command
             assert "final answer:" in capsys.readouterr().out
+
+
+def _replay_idiom() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text.split("**Your own client, against recordings.**", 1)[1]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.S)[0]
+
+
+def _user_pytest(folder: Path, test_file: str) -> subprocess.CompletedProcess[str]:
+    """``pytest`` on a user's test file in ``folder``, as the README says to run it, with no API keys."""
+    environment = {key: value for key, value in os.environ.items() if not key.endswith(("_API_KEY", "_AUTH_TOKEN"))}
+    environment.pop("PYTEST_ADDOPTS", None)
+    alias = ("-p", "conformance.pytest_plugin.httpx_alias")
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *alias, test_file],
+        cwd=folder,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def test_the_replay_idiom_runs_exactly_the_calls_that_may_run(tmp_path: Path) -> None:
+    """The README's ``toolcall_replay`` example, run as a user's test file, passes on the example
+    assistant, and fails on the one that runs every call whose arguments parse, however the stream
+    ended (what ``arguments`` alone would have a test accept)."""
+    idiom = _replay_idiom()
+    assert "if c.may_run" in idiom
+    (tmp_path / "test_my_assistant.py").write_text(idiom, encoding="utf-8")
+    planted = idiom.replace("import Assistant ", "import AssistantIgnoringTheEnd as Assistant ")
+    assert planted != idiom
+    (tmp_path / "test_planted.py").write_text(planted, encoding="utf-8")
+    kept = _user_pytest(tmp_path, "test_my_assistant.py")
+    assert kept.returncode == 0 and "17 passed" in kept.stdout, kept.stdout[-3000:]
+    caught = _user_pytest(tmp_path, "test_planted.py")
+    assert caught.returncode == 1 and "stream_cut_after_arguments" in caught.stdout, caught.stdout[-3000:]

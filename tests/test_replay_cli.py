@@ -20,7 +20,7 @@ from conformance.turns.render import render_body
 from conformance.wire import WIRE_APIS, bundled_cassette_dir, load_body
 
 CASSETTES = bundled_cassette_dir()
-TOOL_CALL_KEYS = {"index", "name", "call_id", "arguments", "raw_arguments", "error"}
+TOOL_CALL_KEYS = {"index", "name", "call_id", "arguments", "raw_arguments", "error", "may_run", "why_not"}
 
 
 def _replay_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, object]:
@@ -31,17 +31,22 @@ def _replay_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict[str, ob
 
 @pytest.mark.parametrize("via_sdk", [[], ["--via-sdk"]], ids=["payloads", "via-sdk"])
 @pytest.mark.parametrize(
-    "cassette",
-    ["openai-chat/truncated_max_tokens", "anthropic/stream_cut_mid_call", "cohere-v2/error_event_mid_call"],
+    ("cassette", "why_not"),
+    [
+        ("openai-chat/truncated_max_tokens", "truncated"),
+        ("anthropic/stream_cut_mid_call", "incomplete"),
+        ("cohere-v2/error_event_mid_call", "provider_error"),
+    ],
 )
 def test_a_rejected_call_carries_its_error(
-    cassette: str, via_sdk: list[str], capsys: pytest.CaptureFixture[str]
+    cassette: str, why_not: str, via_sdk: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     document = _replay_json(capsys, str(CASSETTES / f"{cassette}.yaml"), *via_sdk)
     [call] = document["tool_calls"]  # type: ignore[misc]
     assert set(call) == TOOL_CALL_KEYS
     assert call["arguments"] is None
     assert call["error"] and "abnormally" in call["error"]
+    assert (call["may_run"], call["why_not"]) == (False, why_not)
     assert document["error"]
 
 
@@ -49,6 +54,7 @@ def test_a_call_that_may_run_has_a_null_error(capsys: pytest.CaptureFixture[str]
     document = _replay_json(capsys, str(CASSETTES / "bedrock-converse" / "parallel_two_tools.yaml"))
     assert [set(call) for call in document["tool_calls"]] == [TOOL_CALL_KEYS] * 2  # type: ignore[attr-defined]
     assert [call["error"] for call in document["tool_calls"]] == [None, None]  # type: ignore[attr-defined]
+    assert [(c["may_run"], c["why_not"]) for c in document["tool_calls"]] == [(True, None)] * 2  # type: ignore[attr-defined]
 
 
 def test_the_schema_document_lists_every_field_and_api() -> None:

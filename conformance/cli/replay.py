@@ -94,7 +94,7 @@ def _print_result(api: str, source: str, result: Any) -> None:
         print("  " + observe_event(event).describe())
     print("\ntool calls:")
     for position, call in enumerate(result.outcome.tool_calls):
-        verdict = json.dumps(call.arguments, ensure_ascii=False) if call.arguments is not None else "REJECTED"
+        verdict = json.dumps(call.arguments, ensure_ascii=False) if call.may_run else f"REJECTED [{call.why_not}]"
         why = f"   ({call.error})" if call.error else ""
         print(f"  [{position}] {call.name} id={call.call_id!r} -> {verdict}{why}")
     if not result.outcome.tool_calls:

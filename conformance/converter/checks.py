@@ -30,6 +30,7 @@ from typing import Any
 from conformance.verdict import Check, CheckRegistry, Harm, NotApplicable
 from conformance.wire import Body
 from conformance.wire.cases import Case
+from conformance.wire.may_run import stream_why_not
 from conformance.wire.outcome import Outcome
 from conformance.wire.recorded import Recording, describe_text, signature_bytes
 from conformance.wire.replay import ReplayResult, compare_outcomes
@@ -55,9 +56,6 @@ class ConverterContext:
 
 def _deltas(chunks: Sequence[ChunkResponse]) -> list[Any]:
     return [delta for chunk in chunks for delta in chunk.tool_calls or ()]
-
-
-_TRUNCATION = {"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"}
 
 
 def _recording(ctx: ConverterContext) -> Recording:
@@ -188,13 +186,11 @@ def _deltas_match_final_arguments(ctx: ConverterContext) -> list[str]:
     return problems
 
 
-def _expected_kind(expected: Outcome) -> str | None:
+def _expected_kind(ctx: ConverterContext) -> str | None:
     """The ``StreamError.kind`` the recording calls for, or None for a normal end."""
-    # An in-band error (or a missing terminal event) is what the stream says first; a finish
-    # reason of "length" beside an error object is the provider's own bookkeeping of it.
-    if expected.error is not None:
-        return "incomplete" if str(expected.error).startswith("incomplete") else "provider_error"
-    return "truncated" if expected.finish_reason in _TRUNCATION else None
+    # The stream-level reasons no call may run are exactly the StreamError kinds; the wire API is
+    # the body's (a third-party expectation names its format its own way).
+    return stream_why_not(ctx.body.api, ctx.expected.finish_reason, ctx.expected.error)
 
 
 @CONVERTER_CHECK_REGISTRY.check(
@@ -212,7 +208,7 @@ def _expected_kind(expected: Outcome) -> str | None:
     harm=Harm.RAN_WRONG,
 )
 def _abnormal_end_surfaced(ctx: ConverterContext) -> list[str]:
-    want = _expected_kind(ctx.expected)
+    want = _expected_kind(ctx)
     kinds = [chunk.error.kind for chunk in ctx.result.chunks if chunk.error is not None]
     if want is not None and not kinds:
         why = ctx.expected.error or f"finish_reason {ctx.expected.finish_reason!r}"

@@ -3,7 +3,8 @@
 ``write_corpus`` refuses any cassette whose SDK reading disagrees with its hand-checked definition
 (tool calls, text and reasoning), except for the cassettes of ``conformance.corpus.exemptions``,
 where the SDK must misread it exactly as documented. ``expectation_for`` is what it stores, so a
-test can hold every stored expectation to its definition. ``python -m conformance.corpus
+test can hold every stored expectation to its definition; it stores each call's ``may_run`` and
+``why_not`` too, derived (``conformance.wire.may_run``) from the settled ending. ``python -m conformance.corpus
 cassettes`` runs it.
 """
 
@@ -21,7 +22,7 @@ import yaml
 from conformance.corpus.exemptions import SDK_READING_EXEMPTIONS, differences
 from conformance.corpus.written import API_URLS, CORPUS, CorpusScenario, expected_from_turn
 from conformance.turns.render import render_body
-from conformance.wire import Outcome, SdkAccumulatorError, sdk_outcome
+from conformance.wire import Outcome, SdkAccumulatorError, derive_may_run, sdk_outcome
 from conformance.wire.apis import CONTENT_TYPES, FRAMING
 
 __all__ = [
@@ -155,7 +156,8 @@ def expectation_for(scenario: CorpusScenario, body: bytes | None = None) -> Expe
         expected.error = sdk.error or expected.error
     if scenario.turn.ending == "cut":
         source += "; the error (no terminal event) is from the definition: an SDK raises nothing when a stream stops"
-    return Expectation(expected, source)
+    # Which calls may run follows from the ending just settled (stored, so readers of the file see it).
+    return Expectation(derive_may_run(expected), source)
 
 
 def write_corpus(directory: Path, scenarios: Sequence[CorpusScenario] = CORPUS) -> list[Path]:

@@ -22,6 +22,7 @@ from typing import Any
 
 from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn, fake_signature, split_evenly
 from conformance.wire.apis import WIRE_APIS
+from conformance.wire.may_run import derive_may_run
 from conformance.wire.outcome import (
     ExpectedToolCall,
     Outcome,
@@ -107,7 +108,7 @@ def expected_from_turn(turn: Turn, api: str) -> Outcome:
         # A ServerCall ran at the provider: it is never a client tool call, text or reasoning.
     if turn.ending == "cut":
         outcome.error = CUT_ERROR
-    return outcome
+    return derive_may_run(outcome)
 
 
 # -- the scenarios ------------------------------------------------------------------------------

@@ -4,14 +4,15 @@ Your LLM client class builds its own ``openai.OpenAI()`` / ``anthropic.Anthropic
 ``genai.Client()``; nothing needs to be injected. Inside ``replay_cassette`` every request it sends
 for a stream gets the recording (bundled or yours), served in the byte pieces you choose, through
 the SDK's own HTTP client and decoder, and ``replay.expected`` says what the recording amounts
-to, for you to assert on your own output::
+to, for you to assert on your own output; each of its calls says whether it may run
+(``may_run``, and ``why_not`` when it may not: ``conformance.wire.may_run``)::
 
     from conformance.http_replay import replay_cassette
 
     with replay_cassette("openai-chat/parallel_two_tools", chunk_bytes=7) as replay:
         answer = MyAssistant().ask("weather and time?")
-    assert [(c.name, c.arguments) for c in answer.calls] == [
-        (c.name, c.arguments) for c in replay.expected.tool_calls
+    assert [(c.name, c.arguments) for c in answer.calls_it_ran] == [
+        (c.name, c.arguments) for c in replay.expected.tool_calls if c.may_run
     ]
 
 * ``replay_cassette``: the context manager (``chunk_bytes=N``, ``cuts=[...]``, ``engine="vcrpy"``);

@@ -106,7 +106,8 @@ class Replay:
 
     @property
     def expected(self) -> Outcome:
-        """The recording's expectation: ``tool_calls``, ``text``, ``reasoning``, ``finish_reason``, ``error``."""
+        """The recording's expectation: ``tool_calls`` (each with ``may_run`` / ``why_not``: whether it
+        may run, derived from the recording), ``text``, ``reasoning``, ``finish_reason``, ``error``."""
         return self.case.expected()
 
     def pieces(self, response: int = 0) -> list[bytes]:

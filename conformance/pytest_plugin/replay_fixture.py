@@ -8,13 +8,14 @@
     def test_assistant(toolcall_replay, toolcall_case):
         with toolcall_replay(toolcall_case, chunk_bytes=7) as replay:
             answer = MyAssistant().ask("weather?")  # builds its own openai.OpenAI()
-        assert answer.calls == [(c.name, c.arguments) for c in replay.expected.tool_calls]
+        # it runs exactly the calls the recording says may run, with their arguments
+        assert answer.calls_it_ran == [(c.name, c.arguments) for c in replay.expected.tool_calls if c.may_run]
 
     @pytest.mark.toolcall_cassettes("openai-chat/*")
     def test_assistant_any_cut(toolcall_replay, toolcall_case):
         def scenario(replay):
             answer = MyAssistant().ask("weather?")
-            assert answer.calls == [(c.name, c.arguments) for c in replay.expected.tool_calls]
+            assert answer.calls_it_ran == [(c.name, c.arguments) for c in replay.expected.tool_calls if c.may_run]
 
         toolcall_replay.fuzz(toolcall_case, scenario)
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from conformance.verdict import Check, CheckRegistry, NotApplicable
 from conformance.wire import Case, Outcome
+from conformance.wire.may_run import stream_why_not
 from conformance.wire.numbers import JSON_NUMBERS
 from conformance.wire.replay import compare_outcomes
 
@@ -49,10 +50,6 @@ class StackContext:
 
 STACK_CHECK_REGISTRY = CheckRegistry[StackContext]()
 
-# The finish reasons that mean the output was cut by a token limit (the reference converters read
-# them as StreamError("truncated")): an abnormal end, which a stack may surface by raising (R13).
-_TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
-
 
 @STACK_CHECK_REGISTRY.check(
     "stack_outcome_matches",
@@ -66,7 +63,8 @@ _TRUNCATED = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens
 )
 def stack_outcome_matches(ctx: StackContext) -> list[str]:
     if ctx.crash is not None:
-        if ctx.expected.error is not None or ctx.expected.finish_reason in _TRUNCATED:
+        expected = ctx.expected
+        if stream_why_not(expected.api, expected.finish_reason, expected.error) is not None:
             return []  # raising on an abnormal end (error, cut or truncation) surfaces it, and nothing ran (R13)
         return [f"the stack raised {type(ctx.crash).__name__}: {ctx.crash}"]
     assert ctx.actual is not None

@@ -14,6 +14,9 @@ round-trip suites, the corpus tools and ``replay`` build on it. Eight wire APIs
 * ``libraries``: the same through ollama-python, cohere and boto3, for the four APIs they serve;
 * ``outcome`` / ``outcome_libraries``: the outcome of a stream (calls, text, reasoning, ending), as
   the SDK's own accumulator reads it, or a stated plain fold where the library has none;
+* ``may_run``: which calls of an outcome may run and why not (``why_not``), from each wire API's
+  stop reasons, the stream's error and the calls themselves: the one place that decides it;
+* ``final``: a final-result target's answer (a stack, an accumulator) read as an outcome;
 * ``recorded``: facts of a recording no expectation file holds (argument progress, usage, metadata);
 * ``cases``: recordings with expectations, found under a folder;
 * ``replay``: body -> SDK -> converter -> handler -> outcome, and how two outcomes are compared.
@@ -31,6 +34,7 @@ from conformance.wire.bodies import Body, load_body
 from conformance.wire.cases import Case, bundled_cassette_dir, discover_cases, load_expectation
 from conformance.wire.detect import detect_api, payload_api
 from conformance.wire.framing import frame_body, iter_payloads, sse_payloads, to_sse
+from conformance.wire.may_run import STOP_REASONS, WHY_NOT, derive_may_run, stream_why_not
 from conformance.wire.outcome import (
     ExpectedToolCall,
     Outcome,
@@ -43,6 +47,8 @@ from conformance.wire.sdk import aiter_sdk_events, iter_payload_events, iter_sdk
 __all__ = [
     "LIBRARY_APIS",
     "SDK_APIS",
+    "STOP_REASONS",
+    "WHY_NOT",
     "WIRE_APIS",
     "Body",
     "Case",
@@ -55,6 +61,7 @@ __all__ = [
     "aiter_sdk_events",
     "bundled_cassette_dir",
     "decode_expected_arguments",
+    "derive_may_run",
     "detect_api",
     "discover_cases",
     "frame_body",
@@ -66,5 +73,6 @@ __all__ = [
     "payload_api",
     "sdk_outcome",
     "sse_payloads",
+    "stream_why_not",
     "to_sse",
 ]

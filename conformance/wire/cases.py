@@ -6,6 +6,10 @@ beside it. The expectation file holds ``{"expected": {...}}`` in the ``replay --
 (the layout of ``shared/real-recordings`` is accepted too: ``expected.tool_calls`` with ``id``,
 ``arguments``, ``arguments_raw``), so users can point the suite at their own recordings.
 
+Which calls may run (``may_run``, ``why_not``) is derived on load by
+``conformance.wire.may_run.derive_may_run``, whether the file states it or not (third-party
+expectations do not); a file that states it must state what the derivation gives.
+
 Checking cassettes before they are committed is ``conformance.corpus.hygiene``.
 """
 
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.wire.bodies import WireFormatError
+from conformance.wire.may_run import derive_may_run
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 
 __all__ = [
@@ -131,4 +136,18 @@ def load_expectation(path: Path) -> Outcome:
                 why if isinstance(why, str) else None,
             )
         )
+    derive_may_run(outcome)
+    for position, (call, derived) in enumerate(zip(expected["tool_calls"], outcome.tool_calls, strict=True)):
+        _check_stated(path, position, call, derived)
     return outcome
+
+
+def _check_stated(path: Path, position: int, stated: dict[str, object], derived: ExpectedToolCall) -> None:
+    """A file may state ``may_run`` / ``why_not`` (ours do); they are derived, so they must agree."""
+    for key, value in (("may_run", derived.may_run), ("why_not", derived.why_not)):
+        if key in stated and stated[key] != value:
+            raise WireFormatError(
+                f"{path}: expected.tool_calls[{position}].{key} is {stated[key]!r}, but the expectation's own "
+                f"finish_reason, error and call give {value!r} (conformance/wire/may_run.py derives it); remove "
+                "the field or regenerate the file"
+            )

@@ -9,6 +9,12 @@ suite reads them by duck typing:
 * a call is a ``(call_id, name, raw_arguments, arguments_or_error)`` tuple, or an object / mapping
   with ``call_id`` (or ``id``), ``name``, ``raw_arguments`` (or ``arguments_raw``), ``arguments``
   (a mapping: the call runs) and ``error`` (set: the call does not run).
+
+The outcome's calls carry ``may_run`` and ``why_not`` (``conformance.wire.may_run``), derived from
+what the answer itself says: its ``finish_reason`` and ``error`` (read in the API the answer is
+for), each call's name and whether it has an arguments object. A stack that hands a call
+arguments runs it, whatever ``may_run`` says; the comparison with the recording's expectation
+(``conformance.wire.replay.compare_outcomes``) judges exactly that.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from conformance.wire.may_run import derive_may_run
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 
 __all__ = ["FinalResultError", "read_final_result"]
@@ -69,7 +76,8 @@ def _call(call: Any) -> ExpectedToolCall:
 
 
 def read_final_result(result: Any, api: str = "") -> tuple[Outcome, bool, bool]:
-    """The result as an ``Outcome``, and whether it gave text and reasoning at all (else they are unknown)."""
+    """The result as an ``Outcome`` (with ``may_run`` / ``why_not`` derived, ``api`` naming the wire API
+    the answer is for), and whether it gave text and reasoning at all (else they are unknown)."""
     calls = result
     outcome = Outcome(api)
     has_text = has_reasoning = False
@@ -92,4 +100,4 @@ def read_final_result(result: Any, api: str = "") -> tuple[Outcome, bool, bool]:
             f"the result must give a list of calls (or an object with tool_calls), got {_shown(result)}"
         )
     outcome.tool_calls = [_call(call) for call in calls]
-    return outcome, has_text, has_reasoning
+    return derive_may_run(outcome), has_text, has_reasoning

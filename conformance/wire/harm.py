@@ -8,29 +8,21 @@ its calls; text or reasoning that differs from the recording's is lost.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
+from conformance.wire.may_run import WHY_NOT, derive_may_run, stream_why_not
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.replay import pair_calls
 
-__all__ = ["TRUNCATED_FINISH_REASONS", "outcome_harm"]
+__all__ = ["outcome_harm"]
 
-# The finish reasons that mean the provider cut the output at its token limit, per wire API:
-# OpenAI chat and Ollama "length", Anthropic and Bedrock "max_tokens", Gemini and Cohere
-# "MAX_TOKENS", Responses "max_output_tokens" (its incomplete_details reason).
-TRUNCATED_FINISH_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS", "max_output_tokens"})
-
-
-def _why_not(expected: Outcome, call: ExpectedToolCall) -> tuple[str, str]:
-    """Why a call must not run: a phrase, and its one-word cause (``HarmVerdict.cause``)."""
-    if expected.finish_reason in TRUNCATED_FINISH_REASONS:
-        return "the provider cut the turn at its token limit", "truncated"
-    if expected.error is not None:
-        cause = "incomplete" if expected.error.startswith("incomplete") else "provider_error"
-        return f"the stream ended abnormally ({expected.error})", cause
-    if not call.name:
-        return "the stream never named it: no tool to run", "no_name"
-    return f"its arguments {call.raw_arguments!r} are not one JSON object", "invalid_arguments"
+def _why_not(call: ExpectedToolCall) -> str:
+    """Why the call must not run, as the finding says it (``conformance.wire.may_run.WHY_NOT``)."""
+    if call.why_not == "invalid_arguments":
+        return f"its arguments {call.raw_arguments!r} are not one JSON object"
+    return WHY_NOT.get(str(call.why_not), "the stream ended abnormally")
 
 
 def _came_out(call: ExpectedToolCall, label: str) -> CameOut:
@@ -43,10 +35,12 @@ def outcome_harm(
 ) -> HarmVerdict:
     """What ``actual`` (or the ``crash``) does to the user, given the recording's ``expected`` outcome
     (``numbers``: how the target reads JSON numbers, as ``compare_outcomes`` takes it)."""
-    truncated = expected.finish_reason in TRUNCATED_FINISH_REASONS
-    abnormal = truncated or expected.error is not None
+    # Which calls may run, derived from the recording (``conformance.wire.may_run``), on a copy.
+    expected = derive_may_run(replace(expected, tool_calls=list(expected.tool_calls)))
+    stream = stream_why_not(expected.api, expected.finish_reason, expected.error)
+    truncated = stream == "truncated"
     if actual is None:
-        if abnormal:
+        if stream is not None:
             return HarmVerdict(Harm.STREAM_SHAPE, "the stack raised on an abnormal end: nothing ran")
         raised = f"{type(crash).__name__}: {crash}" if crash is not None else "no result"
         return HarmVerdict(Harm.CRASHED, f"the stack raised {raised}; nothing ran")
@@ -54,8 +48,8 @@ def outcome_harm(
     claimed: list[ExpectedToolCall] = []
     for position, want, got in pair_calls(expected, actual, numbers):
         label = f"call {position} ({want.name}, id {want.call_id!r})"
-        runs = None if abnormal else want.arguments
-        why_not, cause = _why_not(expected, want) if runs is None else ("", "")
+        runs = want.arguments if want.may_run else None
+        why_not, cause = ("", "") if want.may_run else (_why_not(want), str(want.why_not))
         wanted = WantedCall(label, want.name, want.call_id, runs, why_not=why_not, cause=cause, truncated=truncated)
         pairs.append((wanted, _came_out(got, label) if got is not None else None))
         if got is not None:
@@ -72,14 +66,13 @@ def outcome_harm(
         lost_text = (
             f"the reasoning came out as {actual.reasoning[:40]!r}, the recording's is {expected.reasoning[:40]!r}"
         )
-    elif expected.error is not None and actual.error is None and not truncated:
+    elif stream in ("incomplete", "provider_error") and actual.error is None:
         lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
     verdict = classify_calls(
         pairs, extra, lost_text=lost_text, same_arguments=lambda got, want: same_json(got, want, numbers=numbers)
     )
-    if verdict.harm is Harm.LOST and expected.error is not None and verdict.why == lost_text:
+    if verdict.harm is Harm.LOST and stream is not None and verdict.why == lost_text:
         # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes
         # the missing end (no finish reason) may leave that to its caller (AdapterInfo.policies).
-        cause = "incomplete" if expected.error.startswith("incomplete") else "provider_error"
-        return HarmVerdict(Harm.LOST, verdict.why, cause)
+        return HarmVerdict(Harm.LOST, verdict.why, stream)
     return verdict

@@ -10,17 +10,18 @@ google-genai, ollama-python, cohere and boto3 have no accumulator: the objects t
 folded by the plain rules in ``conformance.wire.outcome_libraries`` (ours, stated there); Bedrock's
 InvokeModel stream, which carries Anthropic events, goes through Anthropic's ``accumulate_event``.
 ``sdk_outcome`` runs the body through those and reports tool calls, text, reasoning and the
-finish reason.
+finish reason, and which calls may run (``conformance.wire.may_run``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.wire.apis import WireFormatError
+from conformance.wire.may_run import WHY_NOT, call_why_not, derive_may_run
 from conformance.wire.sdk import iter_sdk_events
 
 __all__ = [
@@ -39,7 +40,27 @@ class SdkAccumulatorError(RuntimeError):
 
 @dataclass(frozen=True)
 class ExpectedToolCall:
-    """One tool call of an outcome (``replay --json``'s ``tool_calls`` entries, without ``index``)."""
+    """One tool call of an outcome (``replay --json``'s ``tool_calls`` entries, without ``index``).
+
+    ``may_run`` says whether the call may be executed: only when the turn ended normally *and* the
+    call has a name and an arguments object. ``why_not`` says why not, in one word of the
+    vocabulary of ``conformance.wire.may_run`` (``WHY_NOT``), the first that applies of:
+
+    * ``provider_error``: the provider reported an error inside the stream (an error event, or a
+      stop reason that says the turn failed or was withheld: Responses ``failed``, Chat
+      ``content_filter``, Anthropic ``refusal``, ...);
+    * ``incomplete``: the stream ended without its terminal event (a cut connection);
+    * ``truncated``: the provider cut the turn at its token limit (Chat and Ollama ``length``,
+      Responses ``max_output_tokens``, Anthropic and Bedrock ``max_tokens``, Gemini and Cohere
+      ``MAX_TOKENS``, ...), even when the call's arguments happen to parse;
+    * ``no_name``: the stream never named the call;
+    * ``invalid_arguments``: the argument text is not one JSON object (invalid, truncated text, a
+      list or a scalar, several objects).
+
+    Both are derived, never taken from the code under test: ``derive_may_run`` sets ``why_not``
+    from the outcome's ``finish_reason`` and ``error``; a call built on its own gets the call-level
+    reason (``no_name``, ``invalid_arguments``) or none. ``may_run`` is ``why_not is None``.
+    """
 
     name: str | None
     call_id: str | None
@@ -48,9 +69,30 @@ class ExpectedToolCall:
     # Why the call was rejected, when it was: the handler's END error in a replay; in an
     # expectation, what is wrong with the arguments (never compared as text).
     error: str | None = None
+    why_not: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.why_not is None:
+            # A call without a name or an arguments object cannot run, whatever the stream did.
+            object.__setattr__(self, "why_not", call_why_not(self.name, self.arguments))
+        elif self.why_not not in WHY_NOT:
+            raise ValueError(f"why_not {self.why_not!r} is not one of {', '.join(WHY_NOT)}")
+
+    @property
+    def may_run(self) -> bool:
+        """Whether the call may be executed (``why_not`` is None)."""
+        return self.why_not is None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "name": self.name,
+            "call_id": self.call_id,
+            "arguments": self.arguments,
+            "raw_arguments": self.raw_arguments,
+            "error": self.error,
+            "may_run": self.may_run,
+            "why_not": self.why_not,
+        }
 
 
 @dataclass
@@ -204,4 +246,4 @@ def sdk_outcome(api: str, sse: bytes) -> Outcome:
     except Exception as raised:  # an accumulator failing on a dialect is what is reported
         raise SdkAccumulatorError(f"the {api} SDK accumulator failed: {type(raised).__name__}: {raised}") from raised
     outcome.error = outcome.error or error
-    return outcome
+    return derive_may_run(outcome)

@@ -4,10 +4,12 @@
 cassette tests compare against expectations. ``compare_outcomes`` states the comparison rules in
 one place:
 
-* a call the expectation marks invalid (``arguments`` null) must end in an error, never run;
-* when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
-  even one whose arguments parse: the turn is incomplete and must be retried as a whole;
-* otherwise every valid call must come out with the same name, the provider's id (when the
+* a call runs exactly when the expectation's ``may_run`` says so (derived from the recording by
+  ``conformance.wire.may_run``): a call it marks invalid (``arguments`` null) or unnamed, and
+  every call of a stream that ended abnormally (truncated, in-band error, no terminal event),
+  even one whose arguments parse, must not come out executable (``arguments`` null): the turn is
+  incomplete and must be retried as a whole;
+* every call that may run must come out with the same name, the provider's id (when the
   provider sent one) and equal parsed arguments (compared as JSON, not as text; numbers as IEEE
   doubles for a target that declares ``json_numbers: double``), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
@@ -20,11 +22,12 @@ that: it reaches the converter through ``fail()``, as in production.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from conformance.wire.apis import READERS, WireFormatError
 from conformance.wire.bodies import Body
+from conformance.wire.may_run import derive_may_run
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
@@ -80,7 +83,7 @@ def outcome_from_events(api: str, chunks: Sequence[ChunkResponse], events: Seque
     outcome = _calls_and_text(api, events)
     for chunk in chunks:
         _ending_of(outcome, chunk)
-    return outcome
+    return derive_may_run(outcome)
 
 
 def _calls_and_text(api: str, events: Sequence[SegmentEvent]) -> Outcome:
@@ -237,6 +240,7 @@ def replay_body(
     result.events = handler.get_all_events()
     result.outcome = _calls_and_text(body.api, result.events)
     result.outcome.finish_reason, result.outcome.error = ending.finish_reason, ending.error
+    derive_may_run(result.outcome)
     result.unknown_events = dict(getattr(converter, "unknown_events", {}) or {})
     return result
 
@@ -284,18 +288,30 @@ def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, Ex
     return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
+# What a "must not be executable" finding says, per ``why_not`` of the expected call.
+_MUST_NOT_RUN = {
+    "provider_error": "the stream ended abnormally",
+    "incomplete": "the stream ended abnormally",
+    "truncated": "the provider cut the turn at its token limit",
+    "no_name": "the stream never named it",
+}
+
+
 def _call_problems(
-    label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, abnormal: bool, numbers: str = "exact"
+    label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, numbers: str = "exact"
 ) -> list[str]:
-    """Where the call paired with ``want`` departs from it (id, then arguments)."""
+    """Where the call paired with ``want`` departs from it (id, then whether it runs, then arguments).
+
+    ``got`` runs when it has arguments (what a handler's END or a stack's answer hands to the tool).
+    """
     if got is None:
         return [f"{label}: no call came out for it"]
     problems: list[str] = []
     if want.call_id and got.call_id != want.call_id:
         problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
-    if abnormal or want.arguments is None:
+    if not want.may_run:
         if got.arguments is not None:
-            why = "the stream ended abnormally" if abnormal else f"its arguments are invalid ({want.raw_arguments!r})"
+            why = _MUST_NOT_RUN.get(str(want.why_not)) or f"its arguments are invalid ({want.raw_arguments!r})"
             problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
     elif got.arguments is None:
         problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
@@ -310,8 +326,10 @@ def compare_outcomes(expected: Outcome, actual: Outcome, *, numbers: str = "exac
     ``numbers`` is how the target reads JSON numbers (``conformance.wire.numbers``): ``"double"``
     compares argument numbers as IEEE doubles, for a target that declares it.
     """
+    # Which expected calls may run, derived here too (on a copy) so that an expectation built by
+    # hand is judged by the same rule as one loaded from a file.
+    expected = derive_may_run(replace(expected, tool_calls=list(expected.tool_calls)))
     problems: list[str] = []
-    abnormal = actual.error is not None or expected.error is not None
     if expected.error is not None and actual.error is None:
         problems.append(f"the stream ended in an error ({expected.error}) but nothing surfaced it")
     if len(actual.tool_calls) != len(expected.tool_calls):
@@ -322,8 +340,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome, *, numbers: str = "exac
     pairs = pair_calls(expected, actual, numbers)
     problems += _order_problems(actual, pairs)
     for position, want, got in pairs:
-        label = f"call {position} ({want.name}, id {want.call_id!r})"
-        problems += _call_problems(label, want, got, abnormal, numbers)
+        problems += _call_problems(f"call {position} ({want.name}, id {want.call_id!r})", want, got, numbers)
     if actual.text != expected.text:
         problems.append(f"text {actual.text!r}, expected {expected.text!r}")
     # Reasoning is compared when the expectation records it (third-party expectations may only

@@ -36,8 +36,8 @@ invalid JSON in the handler and is never executed. Integral numbers are written 
 ``willContinue`` when the stream ends is left open (its JSON unterminated).
 
 End: the finish reason of candidate 0 (raw, e.g. ``STOP`` even after calls). google-genai has no
-end-of-stream event, so the terminal chunk comes from ``finish()``: ``MAX_TOKENS`` is
-``truncated``; ``STOP`` and ``FINISH_REASON_UNSPECIFIED`` are normal; every other reason
+end-of-stream event, so the terminal chunk comes from ``finish()``: ``MAX_TOKENS`` and
+``CONTINUATION`` are ``truncated``; ``STOP`` and ``FINISH_REASON_UNSPECIFIED`` are normal; every other reason
 (``SAFETY``, ``MALFORMED_FUNCTION_CALL``, ``UNEXPECTED_TOOL_CALL``...) is ``provider_error``; no
 finish reason at all is ``incomplete``. A blocked prompt (``promptFeedback.blockReason``) is a
 ``provider_error`` at once. ``data: {"error": ...}`` makes the SDK raise ``errors.APIError``.
@@ -65,7 +65,9 @@ from reference_impl.types import ChunkResponse, StreamError, TokenUsage, ToolCal
 __all__ = ["GeminiConverter", "JsonPathError", "PartialArgsTextBuilder", "parse_json_path"]
 
 _NORMAL_REASONS = frozenset({"STOP", "FINISH_REASON_UNSPECIFIED"})
-_TRUNCATION_REASONS = frozenset({"MAX_TOKENS"})
+# CONTINUATION: "the response reached the per-request token limit, but generation is not yet
+# complete" (google-genai's FinishReason): a token limit too.
+_TRUNCATION_REASONS = frozenset({"MAX_TOKENS", "CONTINUATION"})
 _QUIET_PARTS = (
     "inline_data",
     "file_data",
