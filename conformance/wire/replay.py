@@ -4,11 +4,14 @@
 cassette tests compare against expectations. ``compare_outcomes`` states the comparison rules in
 one place:
 
-* a call the expectation marks invalid (``arguments`` null) must end in an error, never run;
+* a call the expectation marks invalid (``arguments`` null) must end in an error, never run; so
+  must a call the stream never named (no tool to run), which comes out without a name;
 * when the stream ended abnormally (truncated, in-band error, no terminal event) no call runs,
   even one whose arguments parse: the turn is incomplete and must be retried as a whole;
-* otherwise every valid call must come out with the same name, the provider's id (when the
-  provider sent one) and equal parsed arguments (compared as JSON, not as text), in wire order;
+* every named call must come out with exactly that name (a rewritten, concatenated or other
+  tool's name dispatches wrongly, and a rejected call's error names its tool) and the provider's
+  id (when the provider sent one); a valid one with equal parsed arguments (compared as JSON, not
+  as text), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
 
 A body the SDK or library cannot read at all (a ``data:`` line that is not JSON, bytes that are
@@ -276,16 +279,34 @@ def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, Ex
     return [f"calls came out in the order {order} of the stream's calls; they must keep wire order"]
 
 
+def _name_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall) -> list[str]:
+    """Names are compared exactly, on rejected calls too (the error sent back names the tool); a call
+    the stream never named comes out without one (None or '')."""
+    if want.name and got.name != want.name:
+        return [f"{label}: tool name {got.name!r}, the provider sent {want.name!r}"]
+    if not want.name and got.name:
+        return [f"{label}: tool name {got.name!r}, but the stream never named it"]
+    return []
+
+
 def _call_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, abnormal: bool) -> list[str]:
-    """Where the call paired with ``want`` departs from it (id, then arguments)."""
+    """Where the call paired with ``want`` departs from it (name, id, then arguments).
+
+    A call the stream never named has no tool to run: it must not be executable, whatever its arguments.
+    """
     if got is None:
         return [f"{label}: no call came out for it"]
-    problems: list[str] = []
+    problems = _name_problems(label, want, got)
     if want.call_id and got.call_id != want.call_id:
         problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
-    if abnormal or want.arguments is None:
+    if abnormal or want.arguments is None or not want.name:
         if got.arguments is not None:
-            why = "the stream ended abnormally" if abnormal else f"its arguments are invalid ({want.raw_arguments!r})"
+            if abnormal:
+                why = "the stream ended abnormally"
+            elif not want.name:
+                why = "the stream never named it: no tool to run"
+            else:
+                why = f"its arguments are invalid ({want.raw_arguments!r})"
             problems.append(f"{label}: must not be executable ({why}), got arguments {got.arguments}")
     elif got.arguments is None:
         problems.append(f"{label}: expected arguments {want.arguments}, got an error END")
