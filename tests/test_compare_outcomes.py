@@ -68,3 +68,59 @@ def test_a_call_the_stream_never_named_must_not_run_and_takes_no_name() -> None:
     assert compare_outcomes(expected, _outcome(_call("get_weather", "call_1", None))) == [
         "call 0 (None, id 'call_1'): tool name 'get_weather', but the stream never named it"
     ]
+
+
+# -- pairing: by provider id, else by wire position -------------------------------------------------
+
+
+def test_an_idless_call_with_a_concatenated_name_is_that_calls_wrong_name_not_swapped_arguments() -> None:
+    # Paired by name, the second call (whose name is right) stood for the first: the findings were
+    # two calls' swapped arguments and an order problem, none of them the concatenated name.
+    expected = _outcome(_call("get_weather", None, _PARIS), _call("get_weather", None, _OSLO))
+    actual = _outcome(_call("get_weatherget_weather", None, _PARIS), _call("get_weather", None, _OSLO))
+    assert compare_outcomes(expected, actual) == [
+        "call 0 (get_weather, id None): tool name 'get_weatherget_weather', the provider sent 'get_weather'"
+    ]
+
+
+def test_an_idless_repaired_call_is_blamed_on_itself_not_on_a_later_invalid_call() -> None:
+    # Paired by argument validity, the third call (rejected, like the first should be) stood for
+    # the first: the finding landed on call 2 with an order problem [2, 1, 0].
+    expected = _outcome(_call("f", None, None), _call("f", "call_1", {}), _call("f", None, None))
+    actual = _outcome(_call("f", None, {}), _call("f", "call_1", {}), _call("f", None, None))
+    assert compare_outcomes(expected, actual) == [
+        "call 0 (f, id None): must not be executable (its arguments are invalid ('')), got arguments {}"
+    ]
+
+
+def test_a_lost_last_call_is_one_missing_call() -> None:
+    expected = _outcome(_call("f", None, {"a": 1}), _call("g", None, {"b": 2}), _call("h", None, {"c": 3}))
+    actual = _outcome(_call("f", None, {"a": 1}), _call("g", None, {"b": 2}))
+    assert compare_outcomes(expected, actual) == [
+        "3 tool calls expected (['f', 'g', 'h']), got 2 ([('f', None), ('g', None)])",
+        "call 2 (h, id None): no call came out for it",
+    ]
+
+
+def test_a_lost_call_with_an_id_is_one_missing_call_wherever_it_was() -> None:
+    expected = _outcome(_call("f", "a", {}), _call("g", "b", {}), _call("h", None, {}))
+    actual = _outcome(_call("f", "a", {}), _call("h", None, {}))
+    assert compare_outcomes(expected, actual) == [
+        "3 tool calls expected (['f', 'g', 'h']), got 2 ([('f', 'a'), ('h', None)])",
+        "call 1 (g, id 'b'): no call came out for it",
+    ]
+
+
+def test_a_call_that_lost_its_id_keeps_its_wire_slot() -> None:
+    # It pairs with the call it is (the finding: a wrong id), and the id-less call after it with its own.
+    expected = _outcome(_call("f", "call_1", _PARIS), _call("g", None, _OSLO))
+    actual = _outcome(_call("f", None, _PARIS), _call("g", None, _OSLO))
+    assert compare_outcomes(expected, actual) == ["call 0 (f, id 'call_1'): call id None, the provider sent 'call_1'"]
+
+
+def test_calls_paired_by_id_keep_wire_order() -> None:
+    expected = _outcome(_call("f", "a", {}), _call("g", None, {}))
+    actual = _outcome(_call("g", None, {}), _call("f", "a", {}))
+    assert compare_outcomes(expected, actual) == [
+        "calls came out in the order [1, 0] of the stream's calls; they must keep wire order"
+    ]

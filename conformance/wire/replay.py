@@ -29,6 +29,7 @@ from typing import Any
 from conformance.wire.apis import READERS, WireFormatError
 from conformance.wire.bodies import Body
 from conformance.wire.outcome import ExpectedToolCall, Outcome
+from conformance.wire.pairing import pair_calls
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
 from reference_impl import (
     ApiToolCallStreamingResponseHandler,
@@ -246,29 +247,22 @@ def _same_json(left: Any, right: Any) -> bool:
 
 
 def _pair_calls(expected: Outcome, actual: Outcome) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
-    """Pair each expected call with an actual one: by provider id when the provider sent one, else
-    by name (and arguments) among the calls not carrying another expected id, in order.
+    """Pair each expected call with an actual one (``conformance.wire.pairing``): by provider id when
+    the provider sent one, else by wire position among the calls not carrying another expected id,
+    in the target's output order. Never by name or arguments: those are each call's own findings.
 
-    Calls are matched, not compared by position, so one lost call is one finding; their order is
-    compared separately (calls keep wire order: ``_order_problems``).
+    Calls are matched, so one lost call is one finding; their order is compared separately (calls
+    keep wire order: ``_order_problems``). A call that lost or garbled its id keeps its slot and
+    pairs with the call it is, so the finding says "wrong id", not "missing".
     """
-    provider_ids = {call.call_id for call in expected.tool_calls if call.call_id}
-    remaining = list(actual.tool_calls)
-    pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
-    for position, want in enumerate(expected.tool_calls):
-        # A call that lost or garbled its id still pairs with the call it is (by name, among the
-        # calls not claiming another expected id), so the finding says "wrong id", not "missing".
-        unclaimed = [got for got in remaining if got.call_id not in provider_ids]
-        pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
-        match = (
-            next((got for got in pool if got.name == want.name and _same_json(got.arguments, want.arguments)), None)
-            or next((got for got in pool if got.name == want.name), None)
-            or next(iter(pool), None)
-        )
-        if match is not None:
-            remaining.remove(match)
-        pairs.append((position, want, match))
-    return pairs
+    slots = pair_calls(
+        [call.call_id for call in expected.tool_calls],
+        [{got.call_id} if got.call_id else set() for got in actual.tool_calls],
+    )
+    return [
+        (position, want, actual.tool_calls[slot] if slot is not None else None)
+        for position, (want, slot) in enumerate(zip(expected.tool_calls, slots, strict=True))
+    ]
 
 
 def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]) -> list[str]:
