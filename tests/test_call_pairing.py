@@ -14,8 +14,9 @@ from typing import Any
 
 import pytest
 
-from conformance import Capabilities, Scenario, violations
+from conformance import Capabilities, Scenario, check_by_id, run_conformance, violations
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome
+from conformance.verdict import Profile
 from conformance.wire.pairing import pair_calls
 from reference_impl import ApiToolCallStreamingResponseHandler
 from reference_impl.types import ChunkResponse, ToolCallDelta
@@ -64,6 +65,22 @@ def test_a_concatenated_name_on_an_idless_call_is_a_wrong_name_of_that_call_not_
         "tool_names_whole: call 0 (get_weather) ended with tool name 'get_weatherget_weather'; "
         "the stream sent 'get_weather'"
     ]
+
+
+def test_the_counterexample_names_the_call_whose_name_was_concatenated() -> None:
+    report = run_conformance(
+        NameConcat,
+        capabilities=Capabilities(several_deltas_per_chunk=True),
+        scenarios=[_RESTATED_FIRST],
+        checks=[check_by_id("tool_names_whole"), check_by_id("argument_integrity")],
+        profile=Profile("as written", 0),
+    )
+    results = {result.check.id: result for result in report.results}
+    assert results["argument_integrity"].status == "passed", results["argument_integrity"].message
+    assert results["tool_names_whole"].status == "failed"
+    assert results["tool_names_whole"].message.startswith(
+        "call 0 (get_weather) ended with tool name 'get_weatherget_weather'"
+    ), results["tool_names_whole"].message
 
 
 # A call whose id arrives late, then an id-less call of another tool.
@@ -125,3 +142,9 @@ def test_an_output_that_started_first_proves_a_lost_id_holds_its_slot() -> None:
     # One output for two calls: it started before the id-less call appeared, so it is the first's.
     assert pair_calls(["a", None], [{"segment-0"}], started=[0], first_seen=[0, 1]) == [0, None]
     assert pair_calls(["a", None], [{"segment-0"}]) == [None, 0]
+
+
+def test_two_calls_merged_into_one_output_leave_it_to_the_first() -> None:
+    # The OpenAI SDK folds every call on index 0 into one (dialect_index_always_zero): the output
+    # first appeared as the first call; the second is the lost one.
+    assert pair_calls(["call_a", "call_b"], [{"call_acall_b"}]) == [0, None]

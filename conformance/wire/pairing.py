@@ -11,20 +11,21 @@ pair blames the wrong call, or the wrong check (a concatenated name read as swap
 
 Never by name, nor by whether the arguments parse: those are what the call's own findings are
 about. A call whose provider id no output carries either lost its id (its output is still there,
-without it) or was lost. It keeps its slot, unless calls are missing (fewer unclaimed outputs than
-calls left to pair): then it is taken as one of the lost ones, so that a lost call is one finding
-and the calls after it are not shifted onto each other's outputs.
+without it) or was lost. When calls are missing (fewer unclaimed outputs than calls to pair), the
+calls with ids are taken as the lost ones before any id-less call: their missing id already says
+the target mishandled them, so a lost call is one finding and the id-less calls after it are not
+shifted onto each other's outputs. Otherwise the order decides: among equal choices, each call
+pairs with the earliest output it can (two calls merged into one output: the first keeps it).
 
 When chunk positions are known (a handler), causality settles more: an output that started before
-a call first appeared on the wire is not that call's (nor any later call's). It is skipped for
-that call (a left-over part of an earlier call, under an id of its own), and it proves that a call
-whose id was lost holds it. Calls lost without an id in the middle of the stream still shift
-the calls after them onto each other: nothing on the wire says which one was lost.
+a call first appeared on the wire is not that call's (a left-over part of an earlier call, under
+an id of its own). Calls lost without an id in the middle of the stream still shift the id-less
+calls after them onto each other: nothing on the wire says which one was lost.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 __all__ = ["pair_calls"]
 
@@ -59,34 +60,51 @@ def pair_calls(
     provider_ids = {call_id for call_id in wanted if call_id}
     slots = [j for j, ids in enumerate(found) if j not in taken and not provider_ids.intersection(ids)]
     to_pair = [position for position in range(len(wanted)) if pairs[position] is None]
-    next_slot = 0
-    for number, position in enumerate(to_pair):
-        # An output that started before this call appeared on the wire is no call's from here on
-        # (an earlier call's, under an id of its own): it stays unpaired.
-        while next_slot < len(slots) and _started_before(slots[next_slot], position, started, first_seen):
-            next_slot += 1
-        if next_slot >= len(slots):
-            break
-        slot = slots[next_slot]
-        later = to_pair[number + 1] if number + 1 < len(to_pair) else None
-        missing = (len(to_pair) - number) - (len(slots) - next_slot)
-        if wanted[position] and missing > 0 and not _started_before(slot, later, started, first_seen):
-            continue  # taken as one of the lost calls: its slot goes to the next call
-        pairs[position] = slot
-        next_slot += 1
+
+    def possible(call: int, slot: int) -> bool:
+        # Causality: an output that started before the call first appeared on the wire is not its.
+        begun = started[slots[slot]] if started is not None else None
+        seen = first_seen[to_pair[call]] if first_seen is not None else None
+        return begun is None or seen is None or begun >= seen
+
+    aligned = _align([not wanted[position] for position in to_pair], len(slots), possible)
+    for call, slot in enumerate(aligned):
+        if slot is not None:
+            pairs[to_pair[call]] = slots[slot]
     return pairs
 
 
-def _started_before(
-    slot: int,
-    position: int | None,
-    started: Sequence[int | None] | None,
-    first_seen: Sequence[int | None] | None,
-) -> bool:
-    """Whether output ``slot`` started before call ``position`` first appeared on the wire (so it is not
-    that call's, nor any later call's). No later call: True (nothing after it can claim the slot)."""
-    if position is None:
-        return True
-    begun = started[slot] if started is not None else None
-    seen = first_seen[position] if first_seen is not None else None
-    return begun is not None and seen is not None and begun < seen
+def _align(idless: Sequence[bool], slots: int, possible: Callable[[int, int], bool]) -> list[int | None]:
+    """The order-keeping pairing of calls with slots that pairs the most id-less calls, then the most
+    others, and among those the one that pairs each call with the earliest slot it can have.
+
+    ``best[i][j]``: how many (id-less, other) calls ``calls[i:]`` pair with ``slots[j:]``.
+    """
+    calls = len(idless)
+    if slots >= calls and all(possible(k, k) for k in range(calls)):
+        return list(range(calls))  # nothing lost: the k-th with the k-th (what the search below finds, in linear time)
+    best = [[(0, 0)] * (slots + 1) for _ in range(calls + 1)]
+    for i in range(calls - 1, -1, -1):
+        for j in range(slots - 1, -1, -1):
+            best[i][j] = max(best[i + 1][j], best[i][j + 1], _paired(best, idless, possible, i, j))
+    aligned: list[int | None] = [None] * calls
+    i = j = 0
+    while i < calls and j < slots:
+        if _paired(best, idless, possible, i, j) == best[i][j]:
+            aligned[i] = j
+            i, j = i + 1, j + 1
+        elif best[i + 1][j] == best[i][j]:
+            i += 1  # the call is lost
+        else:
+            j += 1  # the slot stands for no call of the stream
+    return aligned
+
+
+def _paired(
+    best: list[list[tuple[int, int]]], idless: Sequence[bool], possible: Callable[[int, int], bool], i: int, j: int
+) -> tuple[int, int]:
+    """The score of pairing call ``i`` with slot ``j`` (below any real score when they cannot pair)."""
+    if not possible(i, j):
+        return (-1, -1)
+    plain, other = best[i + 1][j + 1]
+    return (plain + 1, other) if idless[i] else (plain, other + 1)
