@@ -93,8 +93,8 @@ class CheckContext:
     def _matching(self) -> tuple[list[CallMatch], list[ObservedCall]]:
         # The rule is ``conformance.wire.pairing``'s, shared with the outcome comparison: by provider
         # id, else by wire position in the order the target started its calls, never by name or by
-        # whether the arguments parse. Chunk positions prove a slot held (an output that started
-        # before the next call appeared is not that call's).
+        # whether the arguments parse. Chunk positions add causality: an output that started before
+        # a call first appeared on the wire is not that call's.
         expected = self.scenario.expected.tool_calls
         calls = self._calls_in_start_order
         seen = [deltas[0][0] if deltas else None for deltas in self.deltas_by_call]
