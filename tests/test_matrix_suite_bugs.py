@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from conformance import Capabilities, Scenario, check_by_id, run_conformance
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome
 from conformance.verdict import Profile
@@ -56,12 +54,10 @@ class _InWireOrder:
         ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="suite bug: id-less calls of one tool are matched to the stream's calls by argument validity, so when a "
-    "target repairs the first call the third is paired with it and calls_in_wire_order reports [2, 1, 0] for a "
-    "result in wire order (found on langchain-core, whose generated counterexample main's generator no longer draws)",
-)
+# Found on langchain-core (a generated counterexample the generator no longer draws) and fixed:
+# id-less calls of one tool were matched to the stream's calls by argument validity, so when the
+# target repaired the first call the third was paired with it and calls_in_wire_order reported
+# [2, 1, 0] for a result in wire order. Id-less calls now pair by wire position.
 def test_calls_in_wire_order_pairs_id_less_calls_by_position_not_by_validity() -> None:
     report = run_conformance(
         _InWireOrder,
@@ -78,7 +74,9 @@ def test_calls_in_wire_order_pairs_id_less_calls_by_position_not_by_validity() -
 # is lost by the library, and the part of the second call (started as 'g' with a generated id,
 # ended early, its arguments arriving after its END) is left over. The suite paired the lost third
 # call with that part and charged argument_integrity with the second call's '{}'. A call the stream
-# never named or identified now pairs only with a call that came out without a name. What the
+# never named or identified then paired only with a call that came out without a name; id-less
+# calls now pair by wire position, and the left-over part started (second chunk) before the third call
+# first appeared (third chunk): it cannot be the third call's (``conformance.wire.pairing``). What the
 # library got wrong is the lost call and the content after END (segment_lifecycle), both
 # reproduced directly; argument_integrity has no content of the third call to judge.
 _T = SegmentType.TOOL_CALL

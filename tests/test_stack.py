@@ -18,21 +18,33 @@ import pytest
 from conformance.stack import StackCapabilities, run_stack_conformance
 from conformance.wire import bundled_cassette_dir
 
-RECORDINGS = ("single_call", "parallel_two_tools", "raw_unicode_split", "unicode_escapes_split", "text_only")
+RECORDINGS = (
+    "openai-chat/single_call",
+    "openai-chat/parallel_two_tools",
+    "openai-chat/raw_unicode_split",
+    "openai-chat/unicode_escapes_split",
+    "openai-chat/text_only",
+    # The whole name restated on every chunk (MiniMax via NIM): read once, never concatenated.
+    "openai-compatible/dialect_name_restated",
+)
 
 
 @pytest.fixture(scope="module")
 def recordings(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A few plain OpenAI Chat recordings (no cut streams, no error events) for a small stack."""
     folder = tmp_path_factory.mktemp("recordings")
-    source = bundled_cassette_dir() / "openai-chat"
     for name in RECORDINGS:
         for suffix in (".yaml", ".expected.json"):
-            shutil.copy(source / f"{name}{suffix}", folder / f"{name}{suffix}")
+            shutil.copy(bundled_cassette_dir() / f"{name}{suffix}", folder / f"{Path(name).name}{suffix}")
     return folder
 
 
-def _chat_stack(body: bytes) -> dict[str, Any]:
+def _restatement_or_fragment(name: str, fragment: str) -> str:
+    """A name fragment equal to the name so far is a restatement (A06), anything else continues it (A07)."""
+    return name if fragment == name else name + fragment
+
+
+def _chat_stack(body: bytes, add_name: Any = _restatement_or_fragment) -> dict[str, Any]:
     """OpenAI Chat SSE in, the calls an application would run out."""
     calls: dict[int, dict[str, str]] = {}
     text = []
@@ -46,7 +58,7 @@ def _chat_stack(body: bytes) -> dict[str, Any]:
                 call = calls.setdefault(fragment["index"], {"id": "", "name": "", "arguments": ""})
                 function = fragment.get("function") or {}
                 call["id"] = call["id"] or fragment.get("id") or ""
-                call["name"] += function.get("name") or ""
+                call["name"] = add_name(call["name"], function.get("name") or "")
                 call["arguments"] += function.get("arguments") or ""
     return {
         "text": "".join(text),
@@ -72,6 +84,11 @@ def minting_ids(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -
     for call in result["tool_calls"]:
         call["call_id"] = f"minted_{uuid.uuid4().hex}"
     return result
+
+
+def concatenating_names(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Appends every name fragment, restatements too: ``get_weatherget_weather...`` (A06, NAME_CONCAT)."""
+    return _chat_stack(b"".join(pieces), add_name=lambda name, fragment: name + fragment)
 
 
 def decoding_each_piece(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
@@ -104,3 +121,10 @@ def test_ids_minted_by_the_stack_are_wrong_ids_but_not_a_split_dependence(record
 def test_a_stack_that_decodes_each_read_alone_fails_the_split_check(recordings: Path) -> None:
     statuses = _statuses(decoding_each_piece, recordings)
     assert statuses == {"stack_outcome_matches": "passed", "stack_byte_split_invariant": "failed"}
+
+
+def test_a_stack_that_concatenates_restated_names_fails_the_outcome_check(recordings: Path) -> None:
+    report = run_stack_conformance(concatenating_names, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0)
+    result = next(result for result in report.results if result.check.id == "stack_outcome_matches")
+    assert result.status == "failed"
+    assert "get_weatherget_weather" in result.message, result.message

@@ -112,25 +112,12 @@ def _merged_groups(ctx: CheckContext) -> set[int]:
     return merged
 
 
-def _stand_ins(ctx: CheckContext) -> dict[int, ObservedCall]:
-    """The stream's calls no output call was matched to, each paired with a left-over output call
-    in wire order (order of first appearance): a call that lost or garbled its provider id is still
-    the call it stands for, so its harm reads "id lost", not "a call ran that the stream lacks"."""
-    first_seen = {event.segment_id: position for position, event in enumerate(ctx.transcript.events)}
-    left = sorted(
-        ctx.unmatched,
-        key=lambda call: first_seen.get(call.segment_id or "", len(first_seen)),
-    )
-    unpaired = [match.position for match in ctx.matches if match.actual is None]
-    return dict(zip(unpaired, left, strict=False))
-
-
 def run_harm(ctx: CheckContext) -> HarmVerdict:
     """What one failing run does to the person running the agent (worst first)."""
     abnormal = ctx.scenario.abnormal
     truncated = any(chunk.error is not None and chunk.error.kind == "truncated" for chunk in ctx.scenario.chunks)
     raw = ctx.raw_arguments
-    stand_ins = _stand_ins(ctx)
+    stand_ins = ctx.id_lost  # a call that lost its provider id is still the call it stands for
     merged = _merged_groups(ctx)
     pairs = []
     for match in ctx.matches:

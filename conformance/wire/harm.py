@@ -14,9 +14,10 @@ from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, cla
 from conformance.wire.may_run import WHY_NOT, derive_may_run, stream_why_not
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
-from conformance.wire.replay import pair_calls
+from conformance.wire.replay import pair_outcome_calls
 
 __all__ = ["outcome_harm"]
+
 
 def _why_not(call: ExpectedToolCall) -> str:
     """Why the call must not run, as the finding says it (``conformance.wire.may_run.WHY_NOT``)."""
@@ -46,7 +47,7 @@ def outcome_harm(
         return HarmVerdict(Harm.CRASHED, f"the stack raised {raised}; nothing ran")
     pairs = []
     claimed: list[ExpectedToolCall] = []
-    for position, want, got in pair_calls(expected, actual, numbers):
+    for position, want, got in pair_outcome_calls(expected, actual):
         label = f"call {position} ({want.name}, id {want.call_id!r})"
         runs = want.arguments if want.may_run else None
         why_not, cause = ("", "") if want.may_run else (_why_not(want), str(want.why_not))

@@ -9,9 +9,11 @@ one place:
   every call of a stream that ended abnormally (truncated, in-band error, no terminal event),
   even one whose arguments parse, must not come out executable (``arguments`` null): the turn is
   incomplete and must be retried as a whole;
-* every call that may run must come out with the same name, the provider's id (when the
-  provider sent one) and equal parsed arguments (compared as JSON, not as text; numbers as IEEE
-  doubles for a target that declares ``json_numbers: double``), in wire order;
+* every named call must come out with exactly that name (a rewritten, concatenated or other
+  tool's name dispatches wrongly, and a rejected call's error names its tool), a call the stream
+  never named without one, and the provider's id (when the provider sent one); every call that
+  may run with equal parsed arguments (compared as JSON, not as text; numbers as IEEE doubles for
+  a target that declares ``json_numbers: double``), in wire order;
 * text is conserved exactly. Provider-executed (server) tool calls never appear.
 
 A body the SDK or library cannot read at all (a ``data:`` line that is not JSON, bytes that are
@@ -30,6 +32,7 @@ from conformance.wire.bodies import Body
 from conformance.wire.may_run import derive_may_run
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
+from conformance.wire.pairing import pair_calls
 from conformance.wire.sdk import iter_payload_events, iter_sdk_events
 from reference_impl import (
     ApiToolCallStreamingResponseHandler,
@@ -49,9 +52,8 @@ __all__ = [
     "as_chunk_response",
     "compare_outcomes",
     "outcome_from_events",
-    "pair_calls",
+    "pair_outcome_calls",
     "replay_body",
-    "same_json",
 ]
 
 
@@ -245,39 +247,25 @@ def replay_body(
     return result
 
 
-def pair_calls(
-    expected: Outcome, actual: Outcome, numbers: str = "exact"
+def pair_outcome_calls(
+    expected: Outcome, actual: Outcome
 ) -> list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]:
-    """Pair each expected call with an actual one: by provider id when the provider sent one, else
-    by name (and arguments) among the calls not carrying another expected id, in order.
+    """Pair each expected call with an actual one (``conformance.wire.pairing``): by provider id when
+    the provider sent one, else by wire position among the calls not carrying another expected id,
+    in the target's output order. Never by name or arguments: those are each call's own findings.
 
-    Calls are matched, not compared by position, so one lost call is one finding; their order is
-    compared separately (calls keep wire order: ``_order_problems``).
+    Calls are matched, so one lost call is one finding; their order is compared separately (calls
+    keep wire order: ``_order_problems``). A call that lost or garbled its id keeps its slot and
+    pairs with the call it is, so the finding says "wrong id", not "missing".
     """
-    provider_ids = {call.call_id for call in expected.tool_calls if call.call_id}
-    remaining = list(actual.tool_calls)
-    pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]] = []
-    for position, want in enumerate(expected.tool_calls):
-        # A call that lost or garbled its id still pairs with the call it is (by name, among the
-        # calls not claiming another expected id), so the finding says "wrong id", not "missing".
-        unclaimed = [got for got in remaining if got.call_id not in provider_ids]
-        pool = ([got for got in remaining if got.call_id == want.call_id] or unclaimed) if want.call_id else unclaimed
-        match = (
-            next(
-                (
-                    got
-                    for got in pool
-                    if got.name == want.name and same_json(got.arguments, want.arguments, numbers=numbers)
-                ),
-                None,
-            )
-            or next((got for got in pool if got.name == want.name), None)
-            or next(iter(pool), None)
-        )
-        if match is not None:
-            remaining.remove(match)
-        pairs.append((position, want, match))
-    return pairs
+    slots = pair_calls(
+        [call.call_id for call in expected.tool_calls],
+        [{got.call_id} if got.call_id else set() for got in actual.tool_calls],
+    )
+    return [
+        (position, want, actual.tool_calls[slot] if slot is not None else None)
+        for position, (want, slot) in enumerate(zip(expected.tool_calls, slots, strict=True))
+    ]
 
 
 def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]) -> list[str]:
@@ -293,20 +281,31 @@ _MUST_NOT_RUN = {
     "provider_error": "the stream ended abnormally",
     "incomplete": "the stream ended abnormally",
     "truncated": "the provider cut the turn at its token limit",
-    "no_name": "the stream never named it",
+    "no_name": "the stream never named it: no tool to run",
 }
+
+
+def _name_problems(label: str, want: ExpectedToolCall, got: ExpectedToolCall) -> list[str]:
+    """Names are compared exactly, on rejected calls too (the error sent back names the tool); a call
+    the stream never named comes out without one (None or '')."""
+    if want.name and got.name != want.name:
+        return [f"{label}: tool name {got.name!r}, the provider sent {want.name!r}"]
+    if not want.name and got.name:
+        return [f"{label}: tool name {got.name!r}, but the stream never named it"]
+    return []
 
 
 def _call_problems(
     label: str, want: ExpectedToolCall, got: ExpectedToolCall | None, numbers: str = "exact"
 ) -> list[str]:
-    """Where the call paired with ``want`` departs from it (id, then whether it runs, then arguments).
+    """Where the call paired with ``want`` departs from it (name, id, then whether it runs, then arguments).
 
-    ``got`` runs when it has arguments (what a handler's END or a stack's answer hands to the tool).
+    ``got`` runs when it has arguments (what a handler's END or a stack's answer hands to the tool);
+    a call the stream never named has no tool to run: it must not be executable, whatever its arguments.
     """
     if got is None:
         return [f"{label}: no call came out for it"]
-    problems: list[str] = []
+    problems = _name_problems(label, want, got)
     if want.call_id and got.call_id != want.call_id:
         problems.append(f"{label}: call id {got.call_id!r}, the provider sent {want.call_id!r}")
     if not want.may_run:
@@ -337,7 +336,7 @@ def compare_outcomes(expected: Outcome, actual: Outcome, *, numbers: str = "exac
             f"{len(expected.tool_calls)} tool calls expected ({[c.name for c in expected.tool_calls]}), "
             f"got {len(actual.tool_calls)} ({[(c.name, c.call_id) for c in actual.tool_calls]})"
         )
-    pairs = pair_calls(expected, actual, numbers)
+    pairs = pair_outcome_calls(expected, actual)
     problems += _order_problems(actual, pairs)
     for position, want, got in pairs:
         problems += _call_problems(f"call {position} ({want.name}, id {want.call_id!r})", want, got, numbers)

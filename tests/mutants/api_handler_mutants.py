@@ -62,6 +62,23 @@ class IgnoreIdChange(_Base):
         super()._apply_delta(delta)
 
 
+class IgnoreIdChangeKeepFirstName(_Base):
+    """IGNORE_ID_CHANGE, first name kept: a new id on an occupied index is merged into the old call,
+    its name and id dropped, so ``f`` and ``g`` on index 0 run as one ``f`` with ``g``'s arguments (B01)."""
+
+    def _init_stream_state(self) -> None:
+        super()._init_stream_state()
+        self._merged: set[int] = set()  # indices where a second call was merged: its names are dropped too
+
+    def _apply_delta(self, delta: Any) -> None:
+        state = self._tools.get(delta.index)
+        if state is not None and delta.call_id and state.call_id and delta.call_id != state.call_id:
+            self._merged.add(delta.index)
+        if delta.index in self._merged:
+            delta = type(delta)(delta.index, None, None, delta.arguments_delta)
+        super()._apply_delta(delta)
+
+
 class DropConflictingId(_Base):
     """DROP_CONFLICTING_ID: the call holding an index runs; a second id's fragments are dropped with no error (B01)."""
 
@@ -495,6 +512,7 @@ def _mutant(name: str, taxonomy: tuple[str, ...], primary: str, factory: Callabl
 MUTANTS: tuple[Mutant, ...] = (
     _mutant("key_by_id", ("B06",), "segment_per_call", KeyById),
     _mutant("ignore_id_change", ("B01", "A02"), "segment_per_call", IgnoreIdChange),
+    _mutant("ignore_id_change_keep_first_name", ("B01", "A02"), "segment_per_call", IgnoreIdChangeKeepFirstName),
     _mutant("drop_conflicting_id", ("B01",), "segment_per_call", DropConflictingId),
     _mutant("id_only_at_start", ("B04", "G01"), "provider_ids_kept", IdOnlyAtStart),
     _mutant("segment_id_as_invocation_id", ("G01",), "provider_ids_kept", SegmentIdAsInvocationId),

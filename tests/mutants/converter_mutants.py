@@ -104,6 +104,16 @@ class NameRestatementForwarded(OpenAIChatConverter):
         return delta
 
 
+class StripNamePrefix(OpenAIChatConverter):
+    """NAME_REWRITE: a 'namespace' up to the first '_' is dropped (``get_weather`` -> ``weather``): no such tool."""
+
+    def _delta_for(self, call: Any, call_id: str | None, name: str | None, arguments: Any) -> ToolCallDelta | None:
+        delta = super()._delta_for(call, call_id, name, arguments)
+        if delta is not None and delta.name:
+            delta.name = delta.name.partition("_")[2] or delta.name
+        return delta
+
+
 class IdPresentNotNone(OpenAIChatConverter):
     """TRUST_PLACEHOLDER_ID / ``if tc.id is not None``: a '' id on a continuation is taken as a new id (A05, A20)."""
 
@@ -669,6 +679,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _mutant("chat_ignore_cumulative_profile", IgnoreCumulativeProfile, ("A09",), {DELTAS, OUTCOME}),
     _mutant("chat_repr_object_arguments", ReprObjectArguments, ("A11", "D06"), {DELTAS, OUTCOME}),
     _mutant("chat_name_restatement_forwarded", NameRestatementForwarded, ("A06",), {ONCE}),
+    _mutant("chat_strip_name_prefix", StripNamePrefix, ("A07",), {OUTCOME}),
     _mutant("chat_id_present_not_none", IdPresentNotNone, ("A05", "A20"), {OUTCOME, ONCE, DENSE}),
     _mutant("chat_key_by_wire_index_only", KeyByWireIndexOnly, ("A02", "B01"), {OUTCOME}),
     _mutant("chat_route_to_last_call", RouteToLastCall, ("B02", "B04"), {OUTCOME, DELTAS}),

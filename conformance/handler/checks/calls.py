@@ -1,7 +1,7 @@
 """Tool calls: one per provider call, whole names, provider ids kept, arguments strict, wire order.
 
 Each expected call is matched to the target's call by provider id (END ``call_id``, segment id or
-invocation id), and id-less calls by name and arguments (``CheckContext.matches``). Calls that
+invocation id), and id-less calls by wire position (``CheckContext.matches``). Calls that
 share one index with different ids (a ``conflict_group``) may each run as themselves or end with an
 error (one for the index is enough); a merge (wrong arguments) or a silent loss fails.
 """

@@ -1,8 +1,9 @@
 """What a handler check judges (``CheckContext``), the registry the checks live in, and shared readings.
 
 Calls are matched to the stream's calls by provider id (an id is found on the END's ``call_id``,
-the segment id or the invocation id), and calls without a provider id by name, arguments and then
-wire order: never by name alone, so one wrong name is one finding, not three.
+the segment id or the invocation id), and calls without a provider id by wire position, in the
+order the target started its calls (``conformance.wire.pairing``): never by name or by whether the
+arguments parse, so a wrong name is that call's finding, not swapped arguments of two calls.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from conformance.handler.observe import ObservedEvent, is_reasoning_segment_type
 from conformance.handler.scenarios import ExpectedCall, Scenario
 from conformance.verdict import CheckRegistry, NotApplicable
 from conformance.wire.numbers import canonical_json, same_json
+from conformance.wire.pairing import pair_calls
 from reference_impl.types import ToolCallDelta
 
 __all__ = ["HANDLER_CHECKS", "TARGET_TITLES", "CallMatch", "CheckContext", "as_json"]
@@ -97,30 +99,55 @@ class CheckContext:
         }
 
     @cached_property
-    def _matching(self) -> tuple[list[CallMatch], list[ObservedCall]]:
+    def _matching(self) -> tuple[list[CallMatch], list[ObservedCall], dict[int, ObservedCall]]:
+        # The rule is ``conformance.wire.pairing``'s, shared with the outcome comparison: by provider
+        # id, else by wire position in the order the target started its calls, never by name or by
+        # whether the arguments parse. Chunk positions add causality: an output that started before
+        # a call first appeared on the wire is not that call's.
         expected = self.scenario.expected.tool_calls
-        provider_ids = {call.call_id for call in expected if call.call_id}
-        remaining = list(self.transcript.calls)
-        matches: list[CallMatch] = []
-        for position, want in enumerate(expected):
-            pool = (
-                [a for a in remaining if want.call_id in a.ids]
-                if want.call_id
-                else [a for a in remaining if not (a.ids & provider_ids)]
-            )
-            if want.name is None and not want.call_id:
-                # A call the stream never named or identified can only be one that came out without a
-                # name: a named left-over segment is another call's (its own findings say what it lost).
-                pool = [a for a in pool if not a.name]
-            got = (
-                next((a for a in pool if a.name == want.name and self._same_call_arguments(a, want)), None)
-                or next((a for a in pool if a.name == want.name), None)
-                or next(iter(pool), None)
-            )
-            if got is not None:
-                remaining.remove(got)
+        calls = self._calls_in_start_order
+        seen = [deltas[0][0] if deltas else None for deltas in self.deltas_by_call]
+        slots = pair_calls(
+            [call.call_id for call in expected],
+            [call.ids for call in calls],
+            started=[self._started_at.get(call.segment_id) if call.segment_id else None for call in calls],
+            first_seen=seen if len(seen) == len(expected) else None,
+        )
+        matches = []
+        lost_ids: dict[int, ObservedCall] = {}
+        for position, (want, slot) in enumerate(zip(expected, slots, strict=True)):
+            got = calls[slot] if slot is not None else None
+            if got is not None and want.call_id and want.call_id not in got.ids:
+                # It lost its provider id: its output holds its slot, and stands for it in no check
+                # but provider_ids_kept (which finds it among the unmatched calls).
+                lost_ids[position] = got
+                got = None
             matches.append(CallMatch(position, want, got))
-        return matches, remaining
+        paired = {id(match.actual) for match in matches if match.actual is not None}
+        return matches, [call for call in self.transcript.calls if id(call) not in paired], lost_ids
+
+    @cached_property
+    def _started_at(self) -> dict[str, int]:
+        """The chunk whose ``feed()`` returned each segment's START (finalize: after the last chunk)."""
+        started: dict[str, int] = {}
+        for position, events in enumerate(self.transcript.returned):
+            for event in events:
+                if event.kind == "start":
+                    started.setdefault(event.segment_id, position)
+        return started
+
+    @cached_property
+    def _calls_in_start_order(self) -> list[ObservedCall]:
+        """The target's calls in the order they first appeared: their STARTs (``transcript.calls`` is in
+        END order); calls without a segment (an accumulator's, invocations alone) after them, as listed."""
+        first: dict[str, int] = {}
+        for position, event in enumerate(self.transcript.events):
+            if event.kind == "start":
+                first.setdefault(event.segment_id, position)
+        calls = list(enumerate(self.transcript.calls))
+        never = len(self.transcript.events)
+        calls.sort(key=lambda item: (first.get(item[1].segment_id or "", never), item[0]))
+        return [call for _, call in calls]
 
     @property
     def matches(self) -> list[CallMatch]:
@@ -203,10 +230,11 @@ class CheckContext:
         """The target's calls that stand for no call of the stream."""
         return self._matching[1]
 
-    def _same_call_arguments(self, actual: ObservedCall, expected: ExpectedCall) -> bool:
-        if expected.arguments is None or actual.arguments is None:
-            return expected.arguments is None and actual.arguments is None
-        return self.same_arguments(actual.arguments, expected.arguments)
+    @property
+    def id_lost(self) -> dict[int, ObservedCall]:
+        """By wire position: the output call that holds a call's slot but lost its provider id (it is
+        among ``unmatched`` for the checks; what ran for it is still that call's)."""
+        return self._matching[2]
 
 
 HANDLER_CHECKS = CheckRegistry[CheckContext]()
