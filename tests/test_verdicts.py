@@ -215,6 +215,37 @@ def test_a_check_that_judged_nothing_is_skipped_never_passed(tmp_path: Path) -> 
     assert len(skipped_cases) == sum(1 for c in checks.values() if c["status"] == "skipped")
 
 
+@pytest.mark.parametrize("seed", [1, 3])
+def test_a_merge_that_still_parses_is_caught_whatever_the_seed(seed: int) -> None:
+    # A no-argument call, then a second id on its index: merged, the text still parses, so only the
+    # id change tells the calls apart. Before the shape was drawn on purpose, seeds 1 and 3 at dev
+    # called this handler CONFORMANT (issue 18).
+    from tests.mutants.api_handler_mutants import MergeAfterNoArgumentCall
+
+    report = run_conformance(MergeAfterNoArgumentCall, profile="dev", seed=seed, shrink=False)
+    assert "segment_per_call" in _failed(report)
+
+
+def test_the_generator_draws_a_merge_that_still_parses() -> None:
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.handler.generate import wire_scenarios
+
+    found: list[bool] = []
+
+    @settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck), deadline=None)
+    @given(wire_scenarios())
+    def draw(scenario: Scenario) -> None:
+        calls = scenario.expected.tool_calls
+        found.extend(
+            a.conflict_group is not None and a.raw_arguments == "" and bool(b.raw_arguments) and b.valid
+            for a, b in zip(calls, calls[1:])
+        )
+
+    draw()
+    assert sum(found) >= 3, sum(found)
+
+
 def test_a_run_over_a_stream_without_calls_judges_no_call_check() -> None:
     from reference_impl import ApiToolCallStreamingResponseHandler
 

@@ -377,8 +377,12 @@ def _merged_arguments_parse(draw: st.DrawFn, calls: list[_GenCall], realistic: b
     """
     first = draw(st.integers(0, len(calls) - 2))
     whole = json.dumps(draw(_VALUES))
-    cut = draw(st.integers(0, len(whole))) if _allowed("arguments_continue_across_ids", realistic) else 0
+    split = _allowed("arguments_continue_across_ids", realistic) and draw(st.booleans())
+    cut = draw(st.integers(0, len(whole))) if split else 0
     for call, text in ((calls[first], whole[:cut]), (calls[first + 1], whole[cut:])):
+        if call.name is None:  # both named: each may run, so a merged call is the only way to be wrong
+            call.name = draw(st.sampled_from(TOOL_NAMES))
+            call.name_pieces = [call.name]
         call.arguments_text = text
         call.arguments = _parse_expected(text) if call.name else None
         call.pieces = _split(draw, text)

@@ -79,6 +79,25 @@ class IgnoreIdChangeKeepFirstName(_Base):
         super()._apply_delta(delta)
 
 
+class MergeAfterNoArgumentCall(_Base):
+    """IGNORE_ID_CHANGE where it looks harmless: a new id on an index whose call has no arguments yet is
+    merged into it (first name and id kept), so a no-argument ``f`` then ``g({"a": 1})`` on index 0
+    run as one ``f({"a": 1})``: the merged text parses, nothing errors, ``g`` is lost (B01)."""
+
+    def _init_stream_state(self) -> None:
+        super()._init_stream_state()
+        self._merged: set[int] = set()
+
+    def _apply_delta(self, delta: Any) -> None:
+        state = self._tools.get(delta.index)
+        changed = state is not None and delta.call_id and state.call_id and delta.call_id != state.call_id
+        if changed and state is not None and not "".join(state.argument_parts).strip():
+            self._merged.add(delta.index)
+        if delta.index in self._merged:
+            delta = type(delta)(delta.index, None, None, delta.arguments_delta)
+        super()._apply_delta(delta)
+
+
 class DropConflictingId(_Base):
     """DROP_CONFLICTING_ID: the call holding an index runs; a second id's fragments are dropped with no error (B01)."""
 
@@ -513,6 +532,7 @@ MUTANTS: tuple[Mutant, ...] = (
     _mutant("key_by_id", ("B06",), "segment_per_call", KeyById),
     _mutant("ignore_id_change", ("B01", "A02"), "segment_per_call", IgnoreIdChange),
     _mutant("ignore_id_change_keep_first_name", ("B01", "A02"), "segment_per_call", IgnoreIdChangeKeepFirstName),
+    _mutant("merge_after_no_argument_call", ("B01",), "segment_per_call", MergeAfterNoArgumentCall),
     _mutant("drop_conflicting_id", ("B01",), "segment_per_call", DropConflictingId),
     _mutant("id_only_at_start", ("B04", "G01"), "provider_ids_kept", IdOnlyAtStart),
     _mutant("segment_id_as_invocation_id", ("G01",), "provider_ids_kept", SegmentIdAsInvocationId),
