@@ -7,6 +7,7 @@ exit code belongs. The targets live in ``tests/verdict_targets.py``.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import xml.etree.ElementTree as ET
@@ -68,6 +69,7 @@ def pytester_report(pytester: pytest.Pytester) -> dict[str, int]:
     """The pytest plugin's run of the same handler, profile and seed (its report, read from a JSON dump)."""
     pytester.makepyfile(
         test_same="""
+import itertools
 import json
 from conformance.pytest_plugin import HandlerConformanceTests
 from reference_impl import ApiToolCallStreamingResponseHandler
@@ -239,7 +241,7 @@ def test_the_generator_draws_a_merge_that_still_parses() -> None:
         calls = scenario.expected.tool_calls
         found.extend(
             a.conflict_group is not None and a.raw_arguments == "" and bool(b.raw_arguments) and b.valid
-            for a, b in zip(calls, calls[1:])
+            for a, b in itertools.pairwise(calls)
         )
 
     draw()
