@@ -55,12 +55,13 @@ def test_seed001_declares_what_seed000_is_run_with(reports: tuple[Report, Report
 def test_the_failing_checks_differ_only_where_the_seeds_differ(reports: tuple[Report, Report]) -> None:
     seed000, seed001 = reports
     # D1: seed 001's finalize() calls JSON.parse unguarded: malformed arguments throw (no_crash).
-    # The runs where two calls share an index concatenate two objects, so seed 001 throws there
-    # too: a crashed run is judged by the robustness checks only, and the merge seed 000 is
-    # charged with (segment_per_call) is reported as that crash instead.
+    # Where two calls share an index and their concatenated text does not parse, seed 001 throws
+    # (judged by the robustness checks only); where it still parses (a no-argument call, then a
+    # second id on its index: drawn on purpose), both seeds run one merged call (segment_per_call).
     assert failing(seed001) - failing(seed000) == {"no_crash"}
-    assert failing(seed000) - failing(seed001) == {"segment_per_call"}
+    assert failing(seed000) - failing(seed001) == set()
     shared = {"callbacks_isolated", "reset_behaves_like_new", "invalid_arguments_flagged", "provider_ids_kept"}
+    shared |= {"segment_per_call"}
     assert shared | {"tool_names_whole", "invocations_match_stream"} <= failing(seed000) & failing(seed001)
 
 
