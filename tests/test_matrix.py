@@ -20,6 +20,7 @@ from conformance.adapters import adapter, adapters
 from conformance.cli import main
 from conformance.handler import CHECKS
 from conformance.matrix import Cell, Column, Matrix, Row, cell_differences
+from conformance.matrix.model import Finding
 from conformance.matrix.render import render_html, render_markdown, repository_root
 from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
 from conformance.matrix.runner import MatrixRun
@@ -46,6 +47,18 @@ def _tiny() -> Matrix:
                 "raised",
                 counterexample="counterexamples/lib/no_crash.txt",
                 reproductions=["tests/test_repro_litellm.py::test_call_without_any_id_is_dropped_silently"],
+                kind="defect",
+                harm="crashed",
+                findings=[
+                    Finding(
+                        "the target raised KeyError",
+                        "crashed",
+                        "the turn raised KeyError: 0",
+                        "observed",
+                        "observed: no_index (Mistral API)",
+                        ["tests/test_repro_litellm.py::test_call_without_any_id_is_dropped_silently"],
+                    )
+                ],
             ),
             "other": Cell("skip", reason="declared without callbacks", short="no callbacks"),
         }
@@ -56,15 +69,17 @@ def _tiny() -> Matrix:
 # -- the model ---------------------------------------------------------------------------------
 
 
-def test_matrix_json_round_trips_and_cells_compare_by_status_and_count() -> None:
+def test_matrix_json_round_trips_and_cells_compare_by_kind_harm_and_findings() -> None:
     matrix = _tiny()
     again = Matrix.from_json(json.loads(json.dumps(matrix.to_json())))
     assert again.to_json() == matrix.to_json()
     assert cell_differences(matrix, again) == []
-    again.cells["no_crash"]["lib"].failing_scenarios = 3
+    again.cells["no_crash"]["lib"].failing_scenarios = 3  # scenario counts are not what a cell promises
+    assert cell_differences(matrix, again) == []
+    again.cells["no_crash"]["lib"].findings.append(Finding("another", "stream_shape"))
     again.columns[1].versions = {"other": "2.1"}
     assert cell_differences(matrix, again) == [
-        "lib / no_crash: published fail 2, measured fail 3",
+        "lib / no_crash: published fail defect crashed 1, measured fail defect crashed 2",
         "other: measured with {'other': '2.1'}, published with {'other': '2.0'}",
     ]
     again.columns = again.columns[:1]
@@ -75,7 +90,7 @@ def test_malformed_matrix_json_is_a_clear_error() -> None:
     with pytest.raises(ValueError, match="schema"):
         Matrix.from_json({"schema": 99})
     with pytest.raises(ValueError, match="malformed"):
-        Matrix.from_json({"schema": 1, "profile": "ci"})
+        Matrix.from_json({"schema": 2, "profile": "ci"})
 
 
 # -- the renderers -----------------------------------------------------------------------------
@@ -88,8 +103,11 @@ def test_markdown_and_html_link_counterexamples_and_reproductions(tmp_path: Path
     markdown = render_markdown(matrix, tmp_path / "out", tmp_path, root)
     repro = Path(os.path.relpath(ROOT / "tests" / "test_repro_litellm.py", tmp_path)).as_posix()
     assert (
-        f"| `no_crash` | **FAIL** 2 [counterexample](out/counterexamples/lib/no_crash.txt) [repro]({repro}) |"
-        in markdown
+        f"| `no_crash` | **DEFECT** crashed, 1 finding [counterexample](out/counterexamples/lib/no_crash.txt) "
+        f"[repro]({repro}) |" in markdown
+    )
+    assert (
+        "  - crashed, observed: the target raised KeyError (the turn raised KeyError: 0; observed: no_index" in markdown
     )
     assert "skip: no callbacks" in markdown and "lib 1.0" in markdown
     page = render_html(matrix, tmp_path / "out", root)
@@ -164,7 +182,8 @@ def test_the_vercel_column_is_measured_and_its_node_process_closed(monkeypatch: 
     # Exactly the documented findings fail, each linked to its direct reproduction.
     defects = [name for name, finding in FINDINGS.items() if finding.kind == "defect"]
     assert outcome.status == "fail" and outcome.failing_scenarios == len(defects)
-    assert outcome.reproductions == list(REPRODUCTIONS[("vercel-ai-sdk", "stack_outcome_matches")])
+    assert outcome.findings and all(finding.reproductions for finding in outcome.findings)
+    assert set(outcome.reproductions) <= {r.node for r in REPRODUCTIONS[("vercel-ai-sdk", "stack_outcome_matches")]}
     assert set(run.counterexamples["vercel-ai-sdk"]) == {"stack_outcome_matches"}
     assert cells.pop("stack_byte_split_invariant").status == "pass"
     assert {cell.status for cell in cells.values()} == {"n/a"}
@@ -231,14 +250,16 @@ def _reproduction_exists(node: str) -> bool:
 
 
 def test_every_reproduction_names_a_test_that_exists() -> None:
-    for (column, check), nodes in REPRODUCTIONS.items():
-        assert nodes, f"{column} / {check}: no reproduction"
-        for node in nodes:
+    for (column, check), reproductions in REPRODUCTIONS.items():
+        assert reproductions, f"{column} / {check}: no reproduction"
+        for reproduction in reproductions:
+            node = reproduction.node
             assert _reproduction_exists(node), f"{column} / {check}: {node} does not exist"
             assert Path(node.partition("::")[0]).name.startswith(("test_repro_", "test_bridge_repro_")), node
+            re.compile(reproduction.finding)
 
 
-def test_every_published_failing_cell_has_a_direct_reproduction_that_exists() -> None:
+def test_every_published_finding_has_a_direct_reproduction_that_exists() -> None:
     matrix = published()
     failing = [
         (column.name, row.check, matrix.cells[row.check][column.name])
@@ -248,8 +269,11 @@ def test_every_published_failing_cell_has_a_direct_reproduction_that_exists() ->
     ]
     assert failing, "the published matrix has no failing cell: was it measured?"
     for column, check, cell in failing:
-        assert cell.reproductions or cell.suite_bug, f"{column} / {check}: no direct reproduction"
-        assert tuple(cell.reproductions) == REPRODUCTIONS.get((column, check), ()), f"{column} / {check}"
+        assert cell.findings, f"{column} / {check}: a failing cell without findings"
+        for finding in cell.findings:
+            assert finding.reproductions or cell.suite_bug, f"{column} / {check}: no direct reproduction of {finding}"
+            assert finding.harm, f"{column} / {check}: a finding without its harm"
+            assert finding.realism in ("observed", "theoretical"), f"{column} / {check}: {finding}"
         assert cell.suite_bug == SUITE_BUGS.get((column, check), "")
         for node in cell.reproductions:
             path = node.partition("::")[0]
