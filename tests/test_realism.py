@@ -16,7 +16,7 @@ from conformance import run_conformance
 from conformance.adapters.openai_wire import chunk_dict, role_chunk
 from conformance.cli import main
 from conformance.handler.generate import wire_scenarios
-from conformance.handler.shapes import chunk_shapes, stream_realism
+from conformance.wire.stream_shapes import chunk_shapes, stream_realism
 from conformance.handler.wire_dialects import rendering_dialects
 from conformance.wire.shapes import OBSERVED, SHAPES, realism_of
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
@@ -171,3 +171,36 @@ def test_realistic_from_the_cli_leaves_out_theoretical_scenarios_and_says_so(
     assert main([*argv, "--realistic"]) == 0
     out = capsys.readouterr().out
     assert "scenarios with theoretical shapes left out" in out and "late_id_and_late_name" in out
+
+
+# -- recordings ---------------------------------------------------------------------------------------
+
+REAL_RECORDINGS = ROOT.parent / "shared" / "real-recordings"
+
+
+@pytest.mark.skipif(not REAL_RECORDINGS.is_dir(), reason="needs ../shared/real-recordings beside the clone")
+def test_every_real_recording_shows_only_shapes_the_reviewed_list_calls_observed() -> None:
+    # Captured from real servers: a theoretical shape in one would contradict the reviewed list.
+    from conformance.wire import discover_cases, load_body
+    from conformance.wire.stream_shapes import recording_realism
+
+    cases = list(discover_cases([REAL_RECORDINGS]))
+    assert len(cases) > 20
+    theoretical = {case.name: recording_realism(load_body(case.body_path)).theoretical for case in cases}
+    assert {name: shapes for name, shapes in theoretical.items() if shapes} == {}
+
+
+def test_written_cassettes_imitating_unconfirmed_claims_are_theoretical() -> None:
+    from conformance.wire import bundled_cassette_dir, discover_cases, load_body
+    from conformance.wire.stream_shapes import recording_realism
+
+    theoretical = {
+        case.name: recording_realism(load_body(case.body_path)).theoretical
+        for case in discover_cases([bundled_cassette_dir()])
+    }
+    assert {name: shapes for name, shapes in theoretical.items() if shapes} == {
+        "openai-compatible/dialect_cumulative_arguments.yaml": ("cumulative_arguments",),
+        "openai-compatible/dialect_id_late.yaml": ("id_late",),
+        "openai-compatible/dialect_object_arguments.yaml": ("object_arguments",),
+        "openai-compatible/interleaved_parallel_calls.yaml": ("interleaved_calls",),
+    }

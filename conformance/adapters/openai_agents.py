@@ -14,8 +14,9 @@ type and its ``output_index``.
 What it cannot map. Which calls run: the model layer hands argument text to the Runner unparsed,
 and the Runner decides (its function tools ``json.loads`` and validate the text; unknown tools and
 calls without an id stop the run). The adapter does not run the Runner, so it reports no
-invocations and excludes the checks that judge them (``invalid_arguments_flagged``,
-``invocations_match_stream``); the direct reproductions cover the Runner. So that calls can be
+invocations and declares ``invocations=False``: the checks that judge them (``invalid_arguments_flagged``,
+``invocations_match_stream``) are skipped by name, and a finding's harm reads what the model layer
+hands on (an END with arguments) as what runs; the direct reproductions cover the Runner. So that calls can be
 matched, an END carries the text decoded with ``json.loads`` (``arguments``) or why it is not an
 object (``error``). No callbacks, no ``reset()`` (an async iterator); ``returned_events_are_all_events``
 would judge the adapter's own log and is excluded.
@@ -37,7 +38,7 @@ from reference_impl.types import ChunkResponse
 
 __all__ = ["ADAPTER", "OpenAIAgentsHandler", "make_handler"]
 
-CAPABILITIES = Capabilities(callbacks=False, lifecycle=False, wire_dialects=True)
+CAPABILITIES = Capabilities(callbacks=False, lifecycle=False, invocations=False, wire_dialects=True)
 
 ADAPTER = AdapterInfo(
     name="openai-agents",
@@ -51,8 +52,6 @@ ADAPTER = AdapterInfo(
     excluded={
         "returned_events_are_all_events": "the adapter keeps the log of the events it returns: nothing of "
         "openai-agents to judge",
-        "invalid_arguments_flagged": "the Runner, not the model layer, decides which calls run",
-        "invocations_match_stream": "the Runner, not the model layer, decides which calls run",
     },
 )
 

@@ -21,6 +21,7 @@ from conformance.wire import (
 from conformance.wire.harm import outcome_harm
 from conformance.wire.recorded import Recording, read_recording
 from conformance.wire.replay import ReplayResult, as_chunk_response, replay_body
+from conformance.wire.stream_shapes import recording_realism
 from reference_impl.types import ChunkResponse
 
 __all__ = ["run_converter_conformance"]
@@ -96,7 +97,7 @@ def _judge(case: Case, context: ConverterContext, results: dict[str, CheckResult
                 if check.id == "converter_outcome_matches"
                 else None
             )
-            result.fail(problems[0], text, scenario=case.name, harm=harm)
+            result.fail(problems[0], text, scenario=case.name, harm=harm, realism=recording_realism(context.body))
 
 
 def _replay_case(

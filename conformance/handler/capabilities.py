@@ -45,6 +45,9 @@ class Capabilities:
     callbacks: bool = True  # accepts on_segment_event / on_tool_invocation
     lifecycle: bool = True  # reset(), finalize() twice, feed() after finalize(), copies from get_all_*()
     tool_calls: bool = True  # handles tool calls at all (False: a text-only / pass-through handler)
+    # Decides which calls run (invocations, or an accumulator's runnable calls). False: a model layer
+    # that hands every ended call to a runner of its own, which decides: its ENDs are what it hands on.
+    invocations: bool = True
     incremental_arguments: bool = True  # streams argument fragments as CONTENT as they arrive
     segmented_text: bool = True  # ends the open text segment when a tool call starts
     several_deltas_per_chunk: bool = False  # accepts several deltas of one call in one chunk
@@ -198,6 +201,12 @@ CAPABILITY_OPTIONS: tuple[CapabilityOption, ...] = (
         "--no-lifecycle",
         "the target has no reset() / second finalize() / feed-after-finalize / copying getters contract",
         "declared without the lifecycle contract (--no-lifecycle)",
+    ),
+    CapabilityOption(
+        "invocations",
+        "--no-invocations",
+        "a model layer: it hands ended calls to a runner of its own, which decides which run (no invocations)",
+        "declared without invocations: a runner beyond the target decides which calls run (--no-invocations)",
     ),
     CapabilityOption(
         "tool_calls",

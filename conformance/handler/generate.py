@@ -37,10 +37,10 @@ from hypothesis import assume
 from hypothesis import strategies as st
 
 from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome, Scenario
-from conformance.handler.shapes import RESERVED_KEYS, stream_realism
 from conformance.turns.generate import TOOL_NAMES, argument_objects, json_values, logical_turns
 from conformance.turns.model import Call, Reasoning, Text, Turn
 from conformance.wire.shapes import observed
+from conformance.wire.stream_shapes import RESERVED_KEYS, stream_realism
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
 
 __all__ = ["WIRE_DIALECTS", "scenarios", "turn_outcome", "turn_to_chunks", "wire_scenarios"]

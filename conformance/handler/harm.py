@@ -41,15 +41,19 @@ def _why_not(ctx: CheckContext, name: str | None, raw: str) -> tuple[str, str]:
     return f"its arguments {raw!r} are not one JSON object", "invalid_arguments"
 
 
-def _came_out(call: ObservedCall, label: str) -> CameOut:
-    return CameOut(
-        label,
-        call.name,
-        frozenset(call.ids),
-        call.arguments if call.invocation is None else call.invocation.arguments,
-        ran=call.executed,
-        error=bool(call.error),
-    )
+def _came_out(call: ObservedCall, label: str, decides: bool) -> CameOut:
+    """One output call for the harm rules: what ran is its invocation (under the invocation's name);
+    for a target that decides nothing (``Capabilities.invocations`` False) what it hands on, an END
+    with arguments."""
+    if decides:
+        invocation = call.invocation
+        name = invocation.name if invocation is not None else call.name
+        arguments = invocation.arguments if invocation is not None else call.arguments
+        ran = call.executed
+    else:
+        name, arguments = call.name, call.arguments
+        ran = call.ended and call.arguments is not None and not call.error
+    return CameOut(label, name, frozenset(call.ids), arguments, ran=ran, error=bool(call.error))
 
 
 def _crashed(ctx: CheckContext) -> str:
@@ -119,6 +123,8 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
     raw = ctx.raw_arguments
     stand_ins = ctx.id_lost  # a call that lost its provider id is still the call it stands for
     merged = _merged_groups(ctx)
+    decides = ctx.capabilities.invocations
+    ignored: set[int] = set()
     pairs = []
     for match in ctx.matches:
         want = match.expected
@@ -138,9 +144,13 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
             null_arguments=want.null_arguments,
         )
         actual = match.actual if match.actual is not None else stand_ins.get(match.position)
-        pairs.append((wanted, _came_out(actual, match.label) if actual is not None else None))
-    taken = {id(call) for call in stand_ins.values()}
-    extra = [_came_out(call, call.describe()) for call in ctx.unmatched if id(call) not in taken]
+        if arguments is None and not decides:
+            # Whether a call that must not run runs is its runner's decision, beyond this target.
+            ignored.add(id(actual))
+            continue
+        pairs.append((wanted, _came_out(actual, match.label, decides) if actual is not None else None))
+    taken = {id(call) for call in stand_ins.values()} | ignored
+    extra = [_came_out(call, call.describe(), decides) for call in ctx.unmatched if id(call) not in taken]
     return classify_calls(
         pairs, extra, crashed=_crashed(ctx), lost_text=_lost_text(ctx), same_arguments=ctx.same_arguments
     )

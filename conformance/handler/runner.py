@@ -43,7 +43,6 @@ from conformance.handler.generate import wire_scenarios
 from conformance.handler.harm import PROBED_CHECKS, check_harm, run_harm
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
-from conformance.handler.shapes import stream_realism
 from conformance.handler.text_scenarios import text_scenarios
 from conformance.handler.wire_dialects import rendering_dialects
 from conformance.verdict import (
@@ -62,6 +61,7 @@ from conformance.verdict import (
     the_same_search_in_every_process,
 )
 from conformance.wire.numbers import numbers_note
+from conformance.wire.stream_shapes import stream_realism
 from reference_impl.types import ChunkResponse
 
 __all__ = [

@@ -30,6 +30,7 @@ from conformance.wire.final import FinalResultError, read_final_result
 from conformance.wire.harm import outcome_harm
 from conformance.wire.numbers import numbers_note
 from conformance.wire.replay import compare_outcomes
+from conformance.wire.stream_shapes import recording_realism
 
 __all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
 
@@ -170,6 +171,7 @@ def run_stack_conformance(
                 text,
                 scenario=case.name,
                 harm=outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers),
+                realism=recording_realism(body),
             )
         _search_splits(
             stack,
@@ -247,6 +249,7 @@ def _search_splits(
                 f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
                 scenario=case.name,
                 harm=harm,
+                realism=recording_realism(body),  # any byte split is what a network does
             )
     except NotApplicable:
         pass

@@ -1,21 +1,27 @@
-"""The shapes a chunk stream shows (``conformance.wire.shapes``), read from the chunks themselves.
+"""The shapes an input shows (``conformance.wire.shapes``), read from the input itself.
 
 Every input is tagged the same way, wherever it came from (a built-in scenario, a re-cut one, a
-generated stream, a saved file): by looking at what its chunks carry. A call is an index, until a
-different non-empty id arrives on it (that starts the next call), as the checks read it.
+generated stream, a saved file, a recording): by looking at what its chunks carry. A call is an
+index, until a different non-empty id arrives on it (that starts the next call), as the checks
+read it. A recording (``recording_realism``) is read as the chunks a faithful converter (the
+reference's) makes of it, plus the byte-level shapes of an OpenAI-compatible Chat Completions body
+(no ``index``, ``"content": null`` first, object arguments...), read from its payloads.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from conformance.verdict.realism import Realism
+from conformance.wire.bodies import Body, WireFormatError
 from conformance.wire.shapes import realism_of
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
-__all__ = ["RESERVED_KEYS", "chunk_shapes", "stream_realism"]
+__all__ = ["RESERVED_KEYS", "chat_body_shapes", "chunk_shapes", "recording_realism", "stream_realism"]
 
 # Argument keys that collide with names frameworks reserve for themselves (pydantic settings,
 # **kwargs, bound methods, discriminators, ids).
@@ -197,3 +203,81 @@ def chunk_shapes(chunks: Sequence[ChunkResponse]) -> frozenset[str]:
 def stream_realism(chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str] = frozenset()) -> Realism:
     """How real a chunk stream is: its shapes, plus the byte-level dialects it is rendered in."""
     return realism_of(chunk_shapes(chunks) | wire_dialects)
+
+
+def _chat_entry_shapes(entry: Any, zero_ids: set[str]) -> set[str]:
+    shapes: set[str] = set()
+    if not isinstance(entry, dict):
+        return shapes
+    if "index" not in entry:
+        shapes.add("no_index")
+    elif entry["index"] is None:
+        shapes.add("null_index")
+    elif entry["index"] == 0 and entry.get("id"):
+        zero_ids.add(str(entry["id"]))
+    function = entry.get("function")
+    if "function" not in entry:
+        shapes.add("entry_without_function")
+    elif isinstance(function, dict):
+        if isinstance(function.get("arguments"), dict):
+            shapes.add("object_arguments")
+        if any(function.get(key) is None and key in function for key in ("name", "arguments")) or (
+            "id" in entry and entry["id"] is None
+        ):
+            shapes.add("null_continuation_fields")
+    return shapes
+
+
+def _chat_choice_shapes(choice: Any, position: int, zero_ids: set[str]) -> set[str]:
+    shapes: set[str] = set()
+    delta = choice.get("delta") if isinstance(choice, dict) else None
+    if not isinstance(delta, dict):
+        return shapes
+    if "message" in choice:
+        shapes.add("message_and_delta")
+    if position <= 1 and "content" in delta and delta["content"] is None and "role" in delta:
+        shapes.add("null_content_first_chunk")
+    entries = delta.get("tool_calls") or ()
+    if entries and choice.get("finish_reason"):
+        shapes.add("tool_delta_with_finish")
+    for entry in entries:
+        shapes |= _chat_entry_shapes(entry, zero_ids)
+    return shapes
+
+
+def chat_body_shapes(payloads: Iterable[Any]) -> frozenset[str]:
+    """The byte-level shapes an OpenAI-compatible Chat Completions body shows, from its payloads."""
+    shapes: set[str] = set()
+    zero_ids: set[str] = set()
+    usage_chunks = 0
+    for position, payload in enumerate(payloads):
+        if not isinstance(payload, dict):
+            continue
+        choices = payload.get("choices")
+        if position == 0 and choices == [] and "prompt_filter_results" in payload:
+            shapes.add("azure_empty_first_chunk")
+        if payload.get("usage") and choices:
+            usage_chunks += 1
+        for choice in choices or ():
+            shapes |= _chat_choice_shapes(choice, position, zero_ids)
+    if len(zero_ids) > 1:
+        shapes.add("index_always_zero")
+    if usage_chunks > 1:
+        shapes.add("continuous_usage_stats")
+    return frozenset(shapes)
+
+
+def recording_realism(body: Body) -> Realism:
+    """How real a recording is: the shapes of the chunks the reference converter makes of it, and
+    (Chat Completions) of its payloads; a body the reference cannot replay is read from its payloads."""
+    from conformance.wire.replay import BodyReadError, replay_body
+
+    shapes: set[str] = set()
+    # A body the reference cannot replay is still judged; its realism is then read from its bytes alone.
+    with contextlib.suppress(BodyReadError, WireFormatError, ValueError, TypeError):
+        shapes |= chunk_shapes(replay_body(body).chunks)
+    if body.api == "openai-chat":
+        shapes |= chat_body_shapes(body.payloads(strict=False))
+    if body.converter_options.get("cumulative_arguments"):
+        shapes.add("cumulative_arguments")
+    return realism_of(shapes)
