@@ -16,9 +16,9 @@ from conformance import run_conformance
 from conformance.adapters.openai_wire import chunk_dict, role_chunk
 from conformance.cli import main
 from conformance.handler.generate import wire_scenarios
-from conformance.wire.stream_shapes import chunk_shapes, stream_realism
 from conformance.handler.wire_dialects import rendering_dialects
 from conformance.wire.shapes import OBSERVED, SHAPES, realism_of
+from conformance.wire.stream_shapes import chunk_shapes, stream_realism
 from reference_impl.types import ChunkResponse, StreamError, ToolCallDelta
 from tests.mutants import api_handler_mutants as mutants
 
