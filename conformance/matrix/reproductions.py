@@ -44,92 +44,91 @@ _OPENAI = "tests/test_repro_openai.py::"
 _ANTHROPIC = "tests/test_repro_anthropic.py::"
 _VERCEL = "tests/test_bridge_repro_vercel.py::test_the_reproduction_still_reproduces[{}]"
 
-_NODES: dict[tuple[str, str], tuple[str, ...]] = {
-    ("langchain-core", "tool_names_whole"): (_LANGCHAIN + "test_restated_name_is_concatenated",),
+REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
+    ("langchain-core", "tool_names_whole"): (Reproduction(_LANGCHAIN + "test_restated_name_is_concatenated"),),
     ("langchain-core", "invalid_arguments_flagged"): (
-        _LANGCHAIN + "test_truncated_arguments_are_repaired_into_a_valid_call",
-        _LANGCHAIN + "test_two_objects_in_one_buffer_keep_only_the_first",
-        _LANGCHAIN + "test_name_never_arriving_gives_a_valid_call_named_empty_string",
+        Reproduction(_LANGCHAIN + "test_truncated_arguments_are_repaired_into_a_valid_call"),
+        Reproduction(_LANGCHAIN + "test_two_objects_in_one_buffer_keep_only_the_first"),
+        Reproduction(_LANGCHAIN + "test_name_never_arriving_gives_a_valid_call_named_empty_string"),
     ),
     ("langchain-core", "segment_per_call"): (
-        _LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call",
+        Reproduction(_LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call"),
     ),
     ("langchain-core", "invocations_match_stream"): (
-        _LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call",
+        Reproduction(_LANGCHAIN + "test_continuation_after_a_second_id_on_an_index_goes_to_the_first_call"),
     ),
     ("pydantic-ai", "no_crash"): (
-        _PYDANTIC_AI + "test_nameless_call_before_a_named_one_crashes_the_stream_with_index_error",
-        _PYDANTIC_AI + "test_after_a_nameless_call_part_end_events_carry_the_wrong_part",
+        Reproduction(_PYDANTIC_AI + "test_nameless_call_before_a_named_one_crashes_the_stream_with_index_error"),
+        Reproduction(_PYDANTIC_AI + "test_after_a_nameless_call_part_end_events_carry_the_wrong_part"),
     ),
     ("pydantic-ai", "segment_lifecycle"): (
-        _PYDANTIC_AI + "test_interleaved_calls_end_the_first_part_before_its_last_delta",
+        Reproduction(_PYDANTIC_AI + "test_interleaved_calls_end_the_first_part_before_its_last_delta"),
     ),
     ("pydantic-ai", "segment_per_call"): (
-        _PYDANTIC_AI + "test_name_never_arriving_drops_the_call_silently",
-        _PYDANTIC_AI + "test_second_id_on_an_occupied_index_is_merged_into_the_first_call",
-        _PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id",
+        Reproduction(_PYDANTIC_AI + "test_name_never_arriving_drops_the_call_silently"),
+        Reproduction(_PYDANTIC_AI + "test_second_id_on_an_occupied_index_is_merged_into_the_first_call"),
+        Reproduction(_PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id"),
     ),
     ("pydantic-ai", "tool_names_whole"): (
-        _PYDANTIC_AI + "test_restated_name_is_concatenated",
-        _PYDANTIC_AI + "test_a_name_split_across_deltas_starts_the_part_with_its_first_fragment",
+        Reproduction(_PYDANTIC_AI + "test_restated_name_is_concatenated"),
+        Reproduction(_PYDANTIC_AI + "test_a_name_split_across_deltas_starts_the_part_with_its_first_fragment"),
     ),
     ("pydantic-ai", "provider_ids_kept"): (
-        _PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id",
+        Reproduction(_PYDANTIC_AI + "test_late_id_after_an_early_part_end_the_end_event_carries_a_generated_id"),
     ),
     ("pydantic-ai", "invalid_arguments_flagged"): (
-        _PYDANTIC_AI + "test_a_call_cut_by_the_token_limit_still_runs",
-        _PYDANTIC_AI + "test_second_id_on_an_occupied_index_is_merged_into_the_first_call",
+        Reproduction(_PYDANTIC_AI + "test_a_call_cut_by_the_token_limit_still_runs"),
+        Reproduction(_PYDANTIC_AI + "test_second_id_on_an_occupied_index_is_merged_into_the_first_call"),
     ),
     ("litellm", "segment_per_call"): (
-        _LITELLM + "test_call_without_any_id_is_dropped_silently",
-        _LITELLM + "test_calls_sharing_an_index_are_merged_later_id_and_name_win",
-        _LITELLM + "test_name_never_arriving_drops_the_call_silently",
+        Reproduction(_LITELLM + "test_call_without_any_id_is_dropped_silently"),
+        Reproduction(_LITELLM + "test_calls_sharing_an_index_are_merged_later_id_and_name_win"),
+        Reproduction(_LITELLM + "test_name_never_arriving_drops_the_call_silently"),
     ),
     ("litellm", "tool_names_whole"): (
-        _LITELLM + "test_arguments_before_a_split_name_keep_only_the_last_name_fragment",
+        Reproduction(_LITELLM + "test_arguments_before_a_split_name_keep_only_the_last_name_fragment"),
     ),
     ("openai-agents", "text_segments_follow_wire"): (
-        _AGENTS + "test_text_after_a_call_goes_into_the_message_opened_before_it",
-        _AGENTS + "test_reasoning_after_a_call_goes_into_the_reasoning_item_opened_before_it",
+        Reproduction(_AGENTS + "test_text_after_a_call_goes_into_the_message_opened_before_it"),
+        Reproduction(_AGENTS + "test_reasoning_after_a_call_goes_into_the_reasoning_item_opened_before_it"),
     ),
     ("openai-agents", "segment_lifecycle"): (
-        _AGENTS + "test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index",
+        Reproduction(_AGENTS + "test_a_call_without_an_id_is_announced_at_the_end_under_another_calls_output_index"),
     ),
-    ("openai-agents", "segment_per_call"): (_AGENTS + "test_calls_sharing_an_index_are_merged_later_id_and_name_win",),
+    ("openai-agents", "segment_per_call"): (
+        Reproduction(_AGENTS + "test_calls_sharing_an_index_are_merged_later_id_and_name_win"),
+    ),
     ("openai-agents", "tool_names_whole"): (
-        _AGENTS + "test_arguments_before_a_split_name_keep_only_the_last_name_fragment",
+        Reproduction(_AGENTS + "test_arguments_before_a_split_name_keep_only_the_last_name_fragment"),
     ),
-    ("openai-agents", "calls_in_wire_order"): (_AGENTS + "test_a_late_id_puts_the_calls_out_of_wire_order",),
+    ("openai-agents", "calls_in_wire_order"): (
+        Reproduction(_AGENTS + "test_a_late_id_puts_the_calls_out_of_wire_order"),
+    ),
     ("openai-agents", "argument_integrity"): (
-        _AGENTS + "test_a_late_id_delays_the_call_and_drops_the_arguments_sent_before_it",
+        Reproduction(_AGENTS + "test_a_late_id_delays_the_call_and_drops_the_arguments_sent_before_it"),
     ),
     ("openai-agents", "arguments_stream_incrementally"): (
-        _AGENTS + "test_a_late_id_delays_the_call_and_drops_the_arguments_sent_before_it",
+        Reproduction(_AGENTS + "test_a_late_id_delays_the_call_and_drops_the_arguments_sent_before_it"),
     ),
     ("openai", "stack_outcome_matches"): (
-        _OPENAI + "test_stream_cut_before_its_terminal_event_gives_a_runnable_call_and_no_error",
-        _OPENAI + "test_id_restated_on_every_chunk_is_concatenated",
-        _OPENAI + "test_every_call_on_index_zero_is_merged_into_one",
-        _OPENAI + "test_tool_deltas_without_an_index_crash_handle_chunk",
-        _OPENAI + "test_explicit_null_type_on_a_continuation_trips_an_assertion",
-        _OPENAI + "test_object_arguments_are_kept_as_a_dict_where_the_type_says_text",
+        Reproduction(_OPENAI + "test_stream_cut_before_its_terminal_event_gives_a_runnable_call_and_no_error"),
+        Reproduction(_OPENAI + "test_id_restated_on_every_chunk_is_concatenated"),
+        Reproduction(_OPENAI + "test_every_call_on_index_zero_is_merged_into_one"),
+        Reproduction(_OPENAI + "test_tool_deltas_without_an_index_crash_handle_chunk"),
+        Reproduction(_OPENAI + "test_explicit_null_type_on_a_continuation_trips_an_assertion"),
+        Reproduction(_OPENAI + "test_object_arguments_are_kept_as_a_dict_where_the_type_says_text"),
     ),
     ("anthropic", "stack_outcome_matches"): (
-        _ANTHROPIC + "test_truncated_arguments_at_max_tokens_are_repaired_into_a_smaller_object",
-        _ANTHROPIC + "test_stream_cut_before_message_stop_gives_a_runnable_call_and_no_error",
-        _ANTHROPIC + "test_stream_cut_mid_call_gives_a_partial_input_and_no_error",
+        Reproduction(_ANTHROPIC + "test_truncated_arguments_at_max_tokens_are_repaired_into_a_smaller_object"),
+        Reproduction(_ANTHROPIC + "test_stream_cut_before_message_stop_gives_a_runnable_call_and_no_error"),
+        Reproduction(_ANTHROPIC + "test_stream_cut_mid_call_gives_a_partial_input_and_no_error"),
     ),
     # The defects of FINDINGS fail this cell (tests/test_bridge_vercel.py asserts exactly those
     # fail; the legitimate alternatives and conventions are not applicable in the column).
     ("vercel-ai-sdk", "stack_outcome_matches"): tuple(
-        _VERCEL.format(script)
+        Reproduction(_VERCEL.format(script))
         for script in dict.fromkeys(f.reproduction for f in _VERCEL_FINDINGS.values() if f.kind == "defect")
     ),
-}
-
-# Until each finding's pattern is written, a cell's tests stand for all of its findings.
-REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
-    cell: tuple(Reproduction(node) for node in nodes) for cell, nodes in _NODES.items()
 }
 
 
