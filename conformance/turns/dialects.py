@@ -30,6 +30,40 @@ def _no_index(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return chunks
 
 
+def _null_index(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``"index": null`` on every entry (no server seen sending it: docs/realism.md, null_index)."""
+    for entry in _tool_entries(chunks):
+        entry["index"] = None
+    return chunks
+
+
+def _entry_without_function(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """An id-only entry (no ``function`` object) restates each call's id after its first delta (no
+    server seen sending it: docs/realism.md, entry_without_function)."""
+    result = []
+    for chunk in chunks:
+        result.append(chunk)
+        for choice in chunk.get("choices", []):
+            for entry in choice["delta"].get("tool_calls") or []:
+                if entry.get("id"):
+                    restated = copy.deepcopy(chunk)
+                    delta = restated["choices"][0]["delta"]
+                    delta.pop("content", None)
+                    delta["tool_calls"] = [{"index": entry.get("index"), "id": entry["id"], "type": "function"}]
+                    restated["choices"][0]["finish_reason"] = None
+                    result.append(restated)
+    return result
+
+
+def _null_content_first_chunk(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The role chunk says ``"content": null`` (OpenAI itself, DeepSeek, Groq...: docs/realism.md)."""
+    for chunk in chunks[:1]:
+        for choice in chunk.get("choices", []):
+            if "content" in choice["delta"] and not choice["delta"]["content"]:
+                choice["delta"]["content"] = None
+    return chunks
+
+
 def _index_always_zero(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for entry in _tool_entries(chunks):
         entry["index"] = 0
@@ -181,6 +215,9 @@ def _message_and_delta(chunks: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 OPENAI_COMPAT_DIALECTS: dict[str, Callable[[list[dict[str, Any]]], list[dict[str, Any]]]] = {
     "no_index": _no_index,
+    "null_index": _null_index,
+    "entry_without_function": _entry_without_function,
+    "null_content_first_chunk": _null_content_first_chunk,
     "index_always_zero": _index_always_zero,
     "empty_string_continuations": _continuation_fields(""),
     "null_continuations": _continuation_fields(None),

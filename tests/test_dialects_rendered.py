@@ -1,0 +1,54 @@
+"""The OpenAI-compatible dialects issue 18 asked for, rendered to bytes: the byte-level shape is there,
+and the stream still says what the turn says (read by the real SDK's decoder and a faithful converter).
+
+Expected calls come from the turn itself; the byte-level shapes are read by hand-picked JSON paths.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conformance.turns.model import Call, Text, Turn
+from conformance.turns.render import render_body
+from conformance.wire.bodies import Body
+from conformance.wire.replay import replay_body
+from conformance.wire.stream_shapes import chat_body_shapes
+
+TURN = Turn(
+    (
+        Text(("Checking ",)),
+        Call("get_weather", ('{"city": ', '"Oslo"}'), "call_w"),
+        Call("get_time", ('{"tz": "UTC"}',), "call_t"),
+    )
+)
+
+
+def _payloads(body: bytes) -> list[dict[str, object]]:
+    lines = [line[6:] for line in body.decode().splitlines() if line.startswith("data: ") and line != "data: [DONE]"]
+    return [json.loads(line) for line in lines]
+
+
+def _entries(payloads: list[dict[str, object]]) -> list[dict[str, object]]:
+    return [e for p in payloads for c in p.get("choices", []) for e in (c["delta"].get("tool_calls") or [])]  # type: ignore[union-attr,index,attr-defined]
+
+
+@pytest.mark.parametrize(
+    ("dialect", "shown"),
+    [
+        ("no_index", lambda entries, _: all("index" not in e for e in entries)),
+        ("null_index", lambda entries, _: all(e["index"] is None for e in entries)),
+        ("entry_without_function", lambda entries, _: any("function" not in e and e.get("id") for e in entries)),
+        ("null_content_first_chunk", lambda _, payloads: payloads[0]["choices"][0]["delta"]["content"] is None),
+    ],
+)
+def test_a_dialect_shows_on_the_wire_and_changes_nothing_the_stream_says(dialect: str, shown: object) -> None:
+    body = render_body(TURN, "openai-chat", (dialect,))
+    payloads = _payloads(body)
+    assert shown(_entries(payloads), payloads)  # type: ignore[operator]
+    assert dialect in chat_body_shapes(payloads)
+    outcome = replay_body(Body("openai-chat", body, f"<{dialect}>")).outcome
+    calls = [(c.name, c.call_id, c.arguments) for c in outcome.tool_calls]
+    assert calls == [("get_weather", "call_w", {"city": "Oslo"}), ("get_time", "call_t", {"tz": "UTC"})]
+    assert outcome.text == "Checking "
