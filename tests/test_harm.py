@@ -195,3 +195,22 @@ def test_fail_on_from_pytest(tmp_path: Path) -> None:
 
 def test_a_harm_verdict_reads_as_json() -> None:
     assert HarmVerdict(Harm.LOST, "x").to_json() == {"harm": "lost", "why": "x", "cause": ""}
+
+
+class _ModelLayer(mutants.NameConcat):
+    """A model layer that concatenates restated names and hands its ENDs to a runner: no invocations."""
+
+    def get_all_invocations(self) -> list[object]:
+        return []
+
+
+def test_a_model_layer_declares_no_invocations_and_its_ends_are_what_it_hands_on() -> None:
+    from conformance import Capabilities
+
+    report = run_conformance(_ModelLayer, capabilities=Capabilities(invocations=False), profile="dev", seed=0)
+    results = {r.check.id: r for r in report.results}
+    for check in ("invalid_arguments_flagged", "invocations_match_stream"):
+        assert results[check].status == "skipped" and "--no-invocations" in results[check].skipped_reason
+    # The concatenated name is on the END it hands to its runner: that is what would run.
+    names = results["tool_names_whole"]
+    assert names.status == "failed" and set(names.harms) <= {"ran_wrong", "stream_shape"} and "ran_wrong" in names.harms
