@@ -19,8 +19,8 @@ from conformance import Capabilities, run_conformance
 from conformance.cli import main
 from conformance.handler import plan
 from conformance.handler.scenarios import ExpectedOutcome, Scenario
-from tests import verdict_targets as targets
 from reference_impl.types import ChunkResponse
+from tests import verdict_targets as targets
 from tests.alternatives.formatter import ConservativeRoundTripFormatter
 
 ROOT = Path(__file__).resolve().parents[1]

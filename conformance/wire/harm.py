@@ -18,6 +18,7 @@ from conformance.wire.replay import pair_calls
 
 __all__ = ["outcome_harm"]
 
+
 def _why_not(call: ExpectedToolCall) -> str:
     """Why the call must not run, as the finding says it (``conformance.wire.may_run.WHY_NOT``)."""
     if call.why_not == "invalid_arguments":
