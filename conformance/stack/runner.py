@@ -19,6 +19,7 @@ from conformance.verdict import (
     HarmVerdict,
     NotApplicable,
     Profile,
+    ProgressStep,
     Report,
     describe_factory,
     resolve_profile,
@@ -40,15 +41,26 @@ class Stack(Protocol):
     def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any: ...
 
 
-def sdk_stack(accumulate: Callable[[str, Iterator[Any]], Any]) -> Stack:
-    """A stack made of the real SDK (offline replay) and ``accumulate(api, sdk_events)``: for
-    accumulators that take SDK stream objects (the SDKs' own stream states, a framework's chunk merger)."""
+class _SdkStack:
+    """The real SDK (offline replay) and an accumulator of its stream objects, as one stack."""
 
-    def run(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    def __init__(self, accumulate: Callable[[str, Iterator[Any]], Any], capabilities: StackCapabilities | None) -> None:
+        self.accumulate = accumulate
+        self.capabilities = capabilities
+        # Reports name the accumulator, the code under test (describe_factory reads these).
+        self.__module__ = getattr(accumulate, "__module__", __name__)
+        self.__qualname__ = getattr(accumulate, "__qualname__", "accumulate")
+
+    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
         del options
-        return accumulate(api, iter_sdk_events(api, pieces))
+        return self.accumulate(api, iter_sdk_events(api, pieces))
 
-    return run
+
+def sdk_stack(accumulate: Callable[[str, Iterator[Any]], Any], capabilities: StackCapabilities | None = None) -> Stack:
+    """A stack made of the real SDK (offline replay) and ``accumulate(api, sdk_events)``: for
+    accumulators that take SDK stream objects (the SDKs' own stream states, a framework's chunk merger).
+    ``capabilities`` become the stack's ``capabilities`` attribute (what ``run --stack`` reads)."""
+    return _SdkStack(accumulate, capabilities)
 
 
 def _telling_offsets(body: bytes) -> list[int]:
@@ -142,7 +154,10 @@ def run_stack_conformance(
     outcome_check, split_check = results["stack_outcome_matches"], results["stack_byte_split_invariant"]
     started = time.perf_counter()
     examples = max(3, chosen.examples_per_scenario // 6)
-    for case in discover_cases(cassette_dirs):
+    cases = list(discover_cases(cassette_dirs))
+    for done, case in enumerate(cases):
+        if on_progress:
+            on_progress(ProgressStep(case.name, done, len(cases)))
         try:
             body = load_body(case.body_path)
         except WireFormatError as error:
@@ -152,8 +167,6 @@ def run_stack_conformance(
         if why:
             outcome_check.not_applicable.append(why)
             continue
-        if on_progress:
-            on_progress(case.name)
         report.scenarios += 1
         report.examples += 1
         actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
