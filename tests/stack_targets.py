@@ -127,3 +127,18 @@ capabilities_of_a_string.capabilities = "openai-chat"  # type: ignore[attr-defin
 class FailingClose(ClosingStack):
     def close(self) -> None:
         raise OSError("connection pool already closed")
+
+
+class ChatHonouringOptions(ClosingStack):
+    """Declares it honours server profiles, but reads cumulative argument snapshots as deltas (a bug)."""
+
+    capabilities = StackCapabilities(apis=("openai-chat",), reasoning=False, converter_options=True)
+
+
+def decoding_each_read(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    """Decodes every network read on its own: a UTF-8 character split across two reads is lost (H02)."""
+    text = "".join(piece.decode("utf-8", errors="ignore") for piece in pieces)
+    return read_chat(text.encode("utf-8"))
+
+
+decoding_each_read.capabilities = {"apis": ["openai-chat"], "reasoning": False}  # type: ignore[attr-defined]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -37,6 +38,7 @@ from conformance.verdict import (
     DEFAULT_COUNTEREXAMPLES,
     HARMS,
     PROFILES,
+    CheckResult,
     ProgressStep,
     Report,
     merge_reports,
@@ -236,7 +238,7 @@ def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: boo
         flag
         for flag, value in (
             ("--scenario-dir", args.scenario_dir),
-            ("--save-failures", args.save_failures),
+            ("--save-failures", args.save_failures and not stack),
             ("--text-format", args.text_format),
             ("--text-lag", args.text_lag is not None),
             ("--adapter", args.adapter),
@@ -507,10 +509,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:
+    """Write what failed under ``directory``: a handler's minimal counterexamples as scenario files,
+    a stack's failing recordings as bodies with their expectations (``conformance.stack.failures``)."""
+    from conformance.stack import StackFinding, save_failures
+
     saved = []
+    stacks: dict[str, list[CheckResult]] = {}
     for result in report.by_status("failed"):
         for number, counterexample in enumerate(result.counterexamples):
             found = counterexample.input
+            if isinstance(found, StackFinding):
+                stacks.setdefault(result.target, []).append(result)
+                break
             if isinstance(found, Counterexample):
                 suffix = f"-{number + 1}" if number else ""
                 saved.append(
@@ -526,3 +536,21 @@ def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, A
         print(f"saved counterexample: {path}")
     if saved:
         print(f"re-run them against the same target: toolcall-conformance rerun {directory}")
+    for target, results in stacks.items():
+        _saved_recordings(save_failures(results, directory, specs.get(target) or {}), directory, specs.get(target))
+
+
+def _saved_recordings(paths: list[Path], directory: Path, spec: dict[str, Any] | None) -> None:
+    """Say what was saved and how to run it again (bodies, expectations, pieces of a split)."""
+    bodies = [path for path in paths if not path.name.endswith(".json")]
+    for path in paths:
+        print(f"saved failing recording: {path}" if path in bodies else f"  beside it: {path.name}")
+    if not bodies:
+        return
+    target = ""
+    if spec and spec.get("kind") == "stack":
+        target = f"--stack {spec['spec']}"
+    elif spec and spec.get("kind") == "bridge":
+        target = f"--bridge {shlex.quote(str(spec.get('command') or ''))}"
+    if target:
+        print(f"re-run them against the same target: toolcall-conformance run {target} --cassette-dir {directory}")

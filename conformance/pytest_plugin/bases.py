@@ -121,6 +121,8 @@ def _with_finding(counterexample: Counterexample) -> str:
         lines.append(f"harm: {counterexample.harm.harm.value}: {counterexample.harm.why}")
     if counterexample.realism is not None:
         lines.append(f"realism: {counterexample.realism.describe()}")
+    if len(counterexample.recordings) > 1:
+        lines.append(f"the same failure on: {', '.join(counterexample.recordings[1:])}")
     return "\n".join(lines)
 
 

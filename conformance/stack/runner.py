@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,8 +14,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
+from conformance.stack.failures import FailingRecording, StackFinding
 from conformance.verdict import (
     CheckResult,
+    Counterexample,
     Harm,
     HarmVerdict,
     NotApplicable,
@@ -24,6 +27,7 @@ from conformance.verdict import (
     describe_factory,
     resolve_profile,
     search_settings,
+    signature,
     the_same_search_in_every_process,
 )
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
@@ -145,6 +149,10 @@ def run_stack_conformance(
     ``excluded`` maps recordings (``Case.name``, e.g. ``anthropic/stream_cut_mid_call.yaml``) the
     stack is not judged on to why (a legitimate alternative the outcome check cannot tell apart, or
     a convention of our corpus): they are listed as not applicable, never counted as passes.
+
+    Every failing recording is named: each finding (a distinct failure, by ``signature``) lists all
+    the recordings that fail that way (``Counterexample.recordings``), and carries them as a
+    ``StackFinding`` (``conformance.stack.failures``: ``save_failures`` writes their bodies).
     """
     excluded = excluded or {}
     capabilities = capabilities or StackCapabilities()
@@ -175,15 +183,16 @@ def run_stack_conformance(
         outcome_check.scenarios_run += 1
         outcome_check.examples_run += 1
         if problems:
-            text = f"recording: {case.body_path}\nresult: {_summary(actual, crash, body.sse)}\n" + "\n".join(
-                f"violation: {p}" for p in problems
+            summary = _summary(actual, crash, body.sse)
+            text = f"recording: {case.body_path}\nresult: {summary}\n" + "\n".join(f"violation: {p}" for p in problems)
+            harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
+            failing = FailingRecording(
+                case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm
             )
-            outcome_check.fail(
-                problems[0],
-                text,
-                scenario=case.name,
-                harm=outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers),
+            shown = outcome_check.fail(
+                problems[0], text, StackFinding(), scenario=case.name, keep=None, harm=harm, kind=_kind(problems, harm)
             )
+            _keep(shown, failing)
         _search_splits(
             stack,
             case,
@@ -206,6 +215,25 @@ def run_stack_conformance(
         report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
+
+
+# A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)".
+_CALL_LABEL = re.compile(r"\bcall _ \([^(),]*, id _\)")
+
+
+def _kind(problems: Sequence[str], harm: HarmVerdict) -> str:
+    """What makes two failing recordings one finding: the same kinds of violation (whichever call,
+    tool or value) and the same harm. A cut call that ran (``ran_wrong``) and one that was dropped
+    (``lost``) may both first say "nothing surfaced the error", but they are not the same bug."""
+    kinds = dict.fromkeys(_CALL_LABEL.sub("call _", signature(problem)) for problem in problems)
+    return " | ".join(kinds) + f" [{harm.harm.value}]"
+
+
+def _keep(shown: Counterexample | None, failing: FailingRecording) -> None:
+    """List ``failing`` under the finding that shows its kind of failure (every failing recording is named)."""
+    if shown is not None and isinstance(shown.input, StackFinding):
+        shown.recordings.append(failing.name)
+        shown.input.recordings.append(failing)
 
 
 def _split_harm(
@@ -255,11 +283,14 @@ def _search_splits(
         if failure:
             pieces, got, harm = failure[0]
             shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
-            result.fail(
-                f"{case.name}: a {len(pieces)}-piece split changes the result",
-                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
-                scenario=case.name,
-                harm=harm,
+            message = f"{case.name}: a {len(pieces)}-piece split changes the result"
+            failing = FailingRecording(
+                case.name, case.body_path, body, expected, result.check.id, message, got, harm, tuple(pieces)
             )
+            text = f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}"
+            # Splits are one finding per harm and its kind of reason, whichever recording they cut.
+            kind = f"split: {harm.harm.value}: {signature(harm.why)}"
+            found = result.fail(message, text, StackFinding(), scenario=case.name, keep=None, harm=harm, kind=kind)
+            _keep(found, failing)
     except NotApplicable:
         pass
