@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -99,6 +100,12 @@ def test_saved_bodies_are_the_bytes_served_with_the_expectation_beside_them(
         f"re-run them against the same target: toolcall-conformance run --stack tests.stack_targets:TextOnlyStack "
         f"--cassette-dir {saved}"
     ) in out
+    repro = re.search(
+        r"^reproduce one with the SDK alone: toolcall-conformance repro (\S+) --client openai$",
+        out,
+        flags=re.M,
+    )
+    assert repro is not None and Path(repro.group(1)) in bodies
     for body in bodies:
         stem = body.relative_to(saved).with_suffix("")
         original = load_body(BUNDLED / stem.with_suffix(".yaml"))

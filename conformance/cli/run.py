@@ -554,3 +554,15 @@ def _saved_recordings(paths: list[Path], directory: Path, spec: dict[str, Any] |
         target = f"--bridge {shlex.quote(str(spec.get('command') or ''))}"
     if target:
         print(f"re-run them against the same target: toolcall-conformance run {target} --cassette-dir {directory}")
+    from conformance.stack.repro import CLIENTS
+    from conformance.wire import WireFormatError, load_body
+
+    for body in bodies:
+        try:
+            api = load_body(body).api
+        except WireFormatError:
+            continue
+        client = next((name for name, apis in CLIENTS.items() if api in apis), None)
+        if client is not None:
+            print(f"reproduce one with the SDK alone: toolcall-conformance repro {body} --client {client}")
+            return
