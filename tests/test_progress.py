@@ -93,8 +93,8 @@ def test_the_display_is_live_on_a_terminal_and_absent_elsewhere_unless_forced(mo
     show(ProgressStep("openai-chat/single_call.yaml", 3, 35))
     show("a step without counts")
     assert terminal.getvalue() == (
-        "\r\033[Kmy.stack:target: [3/35] openai-chat/single_call.yaml (0s)"
-        "\r\033[Kmy.stack:target: a step without counts (0s)"
+        "\r\033[Kmy.stack:target: [3/35, 0s] openai-chat/single_call.yaml"
+        "\r\033[Kmy.stack:target: [0s] a step without counts"
     )
     log = io.StringIO()
     monkeypatch.setattr("sys.stderr", log)
@@ -105,6 +105,6 @@ def test_the_display_is_live_on_a_terminal_and_absent_elsewhere_unless_forced(mo
         forced(ProgressStep(f"recording {done}", done, 5))
     # Off a terminal: the first line, then at most one every few seconds, and the phase's last unit.
     assert log.getvalue().splitlines() == [
-        "my.stack:target: [0/5] recording 0 (0s)",
-        "my.stack:target: [4/5] recording 4 (0s)",
+        "my.stack:target: [0/5, 0s] recording 0",
+        "my.stack:target: [4/5, 0s] recording 4",
     ]

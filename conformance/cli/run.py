@@ -290,8 +290,9 @@ def progress_display(label: str, forced: bool = False) -> Callable[[str], None] 
     def show(step: str) -> None:
         nonlocal last_line
         elapsed = time.monotonic() - started
-        counted = step.counted() if isinstance(step, ProgressStep) else step
-        line = f"{label}: {counted} ({elapsed:.0f}s)"
+        # Counts and time first: a line cut to the terminal's width loses the end of the step's name.
+        where = f"{step.done}/{step.total}, " if isinstance(step, ProgressStep) else ""
+        line = f"{label}: [{where}{elapsed:.0f}s] {step}"
         if interactive:
             width = max(20, shutil.get_terminal_size().columns - 1)
             sys.stderr.write(f"\r\033[K{line[:width]}")

@@ -24,7 +24,3 @@ class ProgressStep(str):
         step.done = done
         step.total = total
         return step
-
-    def counted(self) -> str:
-        """``[3/24] name``: the step as a progress line shows it."""
-        return f"[{self.done}/{self.total}] {self}"
