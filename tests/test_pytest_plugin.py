@@ -367,3 +367,94 @@ def test_the_printed_rerun_command_reruns_the_same_failing_test(pytester: pytest
     assert "--toolcall-no-reasoning" in line
     again = pytester.runpytest("-p", "no:cacheprovider", *shlex.split(line.strip().removeprefix("re-run: pytest")))
     again.assert_outcomes(failed=1)
+
+
+# -- stacks ----------------------------------------------------------------------------------------
+
+
+def test_stack_base_class_passes_a_correct_stack_and_fails_its_planted_bug(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_my_stack="""
+from conformance.pytest_plugin import StackConformanceTests
+from conformance.stack import StackCapabilities
+from examples.stacks import anthropic_stack
+
+
+class TestMyStack(StackConformanceTests):
+    profile = "dev"
+
+    def stack_factory(self):
+        return anthropic_stack.stack
+
+
+class TestMyStackWithItsPlantedBug(StackConformanceTests):
+    profile = "dev"
+    stack_capabilities = StackCapabilities(apis=("anthropic",))
+
+    def stack_factory(self):
+        return anthropic_stack.stack_ignoring_the_end
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=3, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*TestMyStackWithItsPlantedBug*test_stack_outcome_matches*",
+            "*stream_cut_after_arguments*",
+            "*ran_wrong*",
+            "*re-run: pytest*--toolcall-profile dev --toolcall-seed 0*",
+        ]
+    )
+
+
+def test_unmarked_stack_check_override_is_rejected(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_override="""
+from conformance.pytest_plugin import StackConformanceTests
+
+
+class TestMine(StackConformanceTests):
+    def test_stack_byte_split_invariant(self):
+        pass
+"""
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.stdout.fnmatch_lines(["*replaces the stack check 'stack_byte_split_invariant'*"])
+
+
+def test_command_line_stack_option_with_recordings_runs_the_stack_checks_only(pytester: pytest.Pytester) -> None:
+    from conformance.stack import STACK_CHECKS
+    from conformance.wire.cases import bundled_cassette_dir
+
+    recordings = pytester.mkdir("recordings")
+    for name in ("single_call.yaml", "single_call.expected.json"):
+        (recordings / name).write_bytes((bundled_cassette_dir() / "anthropic" / name).read_bytes())
+    result = pytester.runpytest(
+        "-p",
+        "no:cacheprovider",
+        "--toolcall-stack",
+        "examples.stacks.anthropic_stack:stack_ignoring_the_end",
+        "--toolcall-cassette-dir",
+        str(recordings),
+        "--toolcall-profile",
+        "dev",
+        "-v",
+    )
+    result.assert_outcomes(passed=len(STACK_CHECKS) - 1, failed=1)
+    result.stdout.fnmatch_lines(["*TestToolcallStackConformance::test_stack_outcome_matches FAILED*"])
+    assert "TestToolcallConverterConformance" not in result.stdout.str()
+
+
+def test_stack_ini_key_and_format_option(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\ntoolcall_stack = examples.stacks.anthropic_stack:stack\ntoolcall_profile = dev\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-format", "gemini")
+    result.stdout.fnmatch_lines(["*the stack does not declare gemini (it declares apis: anthropic)*"])
+    assert result.ret != 0
+
+
+def test_unusable_stack_option_stops_with_a_clear_message(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-stack", "tests.stack_targets:two_arguments")
+    result.stdout.fnmatch_lines(["*--toolcall-stack tests.stack_targets:two_arguments(api, pieces) can be called*"])
+    assert result.ret == 4

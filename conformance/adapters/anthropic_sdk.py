@@ -66,5 +66,8 @@ def accumulate(api: str, events: Iterator[Any]) -> dict[str, Any]:
 
 
 def make_stack() -> Stack:
-    """The stack the suite runs (``run_stack_conformance(make_stack(), ...)``)."""
-    return sdk_stack(accumulate)
+    """The stack the suite runs (``run_stack_conformance(make_stack(), ...)``, ``run --stack``), declaring
+    the adapter's capabilities."""
+    capabilities = ADAPTER.capabilities
+    assert isinstance(capabilities, StackCapabilities)
+    return sdk_stack(accumulate, capabilities)

@@ -30,7 +30,6 @@ def _refused(args: argparse.Namespace) -> list[str]:
         ("--text-format", "text_format"),
         ("--text-lag", "text_lag"),
         ("--adapter", "adapter"),
-        ("--format", "format"),
         ("--target", "followup_targets"),
     ):
         if _given(args, name):
@@ -59,4 +58,5 @@ def run_from_args(args: argparse.Namespace, on_progress: Callable[[str], None] |
         timeout=deadline or None,
         on_progress=on_progress,
         keep_counterexamples=None if _given(args, "all_counterexamples") else DEFAULT_COUNTEREXAMPLES,
+        apis=_given(args, "format") or None,
     )

@@ -233,14 +233,7 @@ class Hello:
 
     def stack_capabilities(self) -> StackCapabilities:
         """The byte-level declaration as the suite's ``StackCapabilities`` (``BridgeBroken`` if invalid)."""
-        declared = dict(self.capabilities)
-        apis = declared.get("apis")
-        if apis is not None and (not isinstance(apis, list) or not all(isinstance(a, str) for a in apis)):
-            raise BridgeBroken(f"capability apis must be a list of wire API names, got {apis!r}")
-        flags = {}
-        for key in ("text", "reasoning", "converter_options"):
-            if key in declared:
-                if not isinstance(declared[key], bool):
-                    raise BridgeBroken(f"capability {key} must be true or false, got {declared[key]!r}")
-                flags[key] = declared[key]
-        return StackCapabilities(apis=None if apis is None else tuple(apis), json_numbers=self.json_numbers, **flags)
+        try:
+            return StackCapabilities.from_declared(self.capabilities)
+        except ValueError as error:
+            raise BridgeBroken(str(error)) from error

@@ -59,13 +59,15 @@ def run_bridge(
     on_progress: Callable[[str], None] | None = None,
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
     shrink: bool = True,
+    apis: Sequence[str] | None = None,
 ) -> Report:
     """Start ``command`` once, read what it declares, and run the checks of its level against it.
 
     A delta-level target gets the handler checks (built-in scenarios, re-fragmentations, generated
     streams, plus ``extra_scenarios``; with ``scenarios``, exactly those, as ``rerun`` does); a
     byte-level one the stack checks over the bundled
-    recordings plus ``cassette_dirs``. ``timeout`` bounds every answer; ``shrink`` as for
+    recordings plus ``cassette_dirs`` (only those of ``apis`` when given, which the target must
+    declare). ``timeout`` bounds every answer; ``shrink`` as for
     ``run_conformance``. Raises ``TargetError``
     (exit code 2) when the target cannot be run: it does not start, breaks the protocol, gives no
     answer in time or keeps exiting; the message quotes the line that was wrong.
@@ -75,8 +77,10 @@ def run_bridge(
         hello = process.start()
         label = f"bridge: {hello.describe()} [{process.command}]"
         if hello.level == "delta":
-            if list(cassette_dirs):
-                raise TargetError("recordings (--cassette-dir) are for byte-level targets; this one is delta-level")
+            if list(cassette_dirs) or apis:
+                raise TargetError(
+                    "recordings (--cassette-dir, --format) are for byte-level targets; this one is delta-level"
+                )
             factory, capabilities = handler_target(process)
             report = run_conformance(
                 factory,
@@ -94,7 +98,11 @@ def run_bridge(
         else:
             if extra_scenarios or scenarios is not None:
                 raise TargetError("chunk scenarios are for delta-level targets; this one is byte-level")
-            stack, stack_capabilities = stack_target(process)
+            stack, declared = stack_target(process)
+            try:
+                stack_capabilities = declared.restricted_to(apis)
+            except ValueError as error:
+                raise TargetError(f"--format: {error}") from error
             report = run_stack_conformance(
                 stack,
                 [bundled_cassette_dir(), *cassette_dirs],

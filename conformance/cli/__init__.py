@@ -10,21 +10,24 @@ import sys
 from collections.abc import Sequence
 
 import reference_impl
-from conformance.cli import cassettes, demo, matrix, record, replay, rerun
+from conformance.cli import cassettes, demo, matrix, record, replay, repro, rerun
 from conformance.cli import run as run_command
 from conformance.cli.common import EXIT_USAGE, UsageError, load_factory, load_formatter
 from conformance.cli.targets import load_adapter
 
 __all__ = ["UsageError", "load_adapter", "load_factory", "load_formatter", "main"]
 
-_COMMANDS = (run_command, replay, rerun, record, cassettes, demo, matrix)
+_COMMANDS = (run_command, replay, rerun, repro, record, cassettes, demo, matrix)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = argparse.ArgumentParser(
         prog="toolcall-conformance",
-        description="Conformance suite for streaming LLM tool-call handlers, converters and round-trip formatters.",
+        description=(
+            "Conformance suite for streaming LLM tool-call handlers, converters, round-trip formatters and whole "
+            "provider stacks."
+        ),
         epilog="Exit codes: 0 conformant, 1 violations found, 2 the suite could not run.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {reference_impl.__version__}")

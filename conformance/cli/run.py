@@ -1,4 +1,4 @@
-"""``toolcall-conformance run``: the checks against a handler, accumulator, converter or formatter.
+"""``toolcall-conformance run``: the checks against a handler, accumulator, converter, formatter, stack or bridge.
 
 Without a target: the whole reference implementation (the API handler, the three text parsers,
 the converters and the round-trip formatter). Everything the run will write is validated before
@@ -10,7 +10,11 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
+import shutil
 import sys
+import time
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -26,7 +30,7 @@ from conformance.cli.common import (
     load_factory,
     load_formatter,
 )
-from conformance.cli.targets import HandlerTarget, add_capability_options, resolve_target
+from conformance.cli.targets import HandlerTarget, add_capability_options, load_stack, resolve_target
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
 from conformance.handler.scenario_files import ScenarioFileError, load_scenarios, save_scenario
 from conformance.report import render_terminal, write_json, write_junit
@@ -34,6 +38,8 @@ from conformance.verdict import (
     DEFAULT_COUNTEREXAMPLES,
     HARMS,
     PROFILES,
+    CheckResult,
+    ProgressStep,
     Report,
     merge_reports,
     parse_harm,
@@ -42,7 +48,10 @@ from conformance.verdict import (
 from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
-__all__ = ["add_parser", "run"]
+__all__ = ["add_parser", "progress_display", "run"]
+
+# How often a forced progress display (--progress) writes a line where stderr is not a terminal.
+_PROGRESS_EVERY = 10.0
 
 
 def add_parser(commands: Any) -> None:
@@ -53,8 +62,10 @@ def add_parser(commands: Any) -> None:
         description=(
             "Run every contract check against a handler or final-result accumulator (built-in scenarios as written "
             "and re-fragmented, then streams generated from the whole input space), a converter (recordings "
-            "replayed through the real SDKs) or a round-trip formatter (follow-up requests sent through the real "
-            "SDKs, offline). Without a target: the whole reference implementation."
+            "replayed through the real SDKs), a round-trip formatter (follow-up requests sent through the real "
+            "SDKs, offline) or a whole provider stack (recordings' response bodies in byte pieces, whole and "
+            "split; in process with --stack, any language with --bridge). Without a target: the whole reference "
+            "implementation."
         ),
         epilog="Exit codes: 0 conformant, 1 violations found, 2 the suite could not run, 130 interrupted.",
     )
@@ -69,6 +80,12 @@ def add_parser(commands: Any) -> None:
         "--converter",
         metavar="MODULE:FACTORY",
         help="a callable taking the wire API name (and converter options) and returning a fresh converter",
+    )
+    target.add_argument(
+        "--stack",
+        metavar="MODULE:FACTORY",
+        help="a whole provider stack: stack(api, pieces, options) -> final result, or a zero-argument factory "
+        "returning one; its 'capabilities' attribute says what it runs (docs/stacks.md)",
     )
     target.add_argument(
         "--bridge",
@@ -89,14 +106,22 @@ def add_parser(commands: Any) -> None:
         help="with --formatter: check only this provider target (repeatable; default: the formatter's declared "
         "targets, or all of " + ", ".join(FOLLOWUP_TARGETS) + ")",
     )
-    parser.add_argument("--format", choices=WIRE_APIS, help="with --converter: the wire API it converts")
+    parser.add_argument(
+        "--format",
+        choices=WIRE_APIS,
+        action="append",
+        metavar="API",
+        help="with --converter: the wire API it converts (one); with --stack or a byte-level --bridge: run only the "
+        "recordings of this wire API (repeatable; default: the APIs the stack declares, else all). One of "
+        + ", ".join(WIRE_APIS),
+    )
     parser.add_argument(
         "--cassette-dir",
         type=Path,
         action="append",
         default=[],
         metavar="DIR",
-        help="also check converters on the recordings (with .expected.json) under DIR; repeatable",
+        help="also check converters and stacks on the recordings (with .expected.json) under DIR; repeatable",
     )
     parser.add_argument("--profile", choices=sorted(PROFILES), default="ci", help="how hard to search (default: ci)")
     parser.add_argument("--seed", type=int, default=0, help="hypothesis seed; the same seed reproduces a run")
@@ -111,7 +136,7 @@ def add_parser(commands: Any) -> None:
     parser.add_argument(
         "--show-handler-logs",
         action="store_true",
-        help="let the handler's own log records through (silenced by default: it runs thousands of times)",
+        help="let the target's own log records and warnings through (silenced by default: it runs thousands of times)",
     )
     parser.add_argument(
         "--scenario-dir",
@@ -146,6 +171,12 @@ def add_parser(commands: Any) -> None:
         help="handler runs: draw only input shapes a named server has been seen sending (the reviewed list in "
         "conformance.wire.shapes; docs/realism.md), so the findings first show what users hit",
     )
+    parser.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress (units done / total, elapsed) on stderr even when it is not a terminal, one line every "
+        f"{_PROGRESS_EVERY:g} s (default: a live line on a terminal only, nothing in CI logs)",
+    )
     parser.add_argument("--report-json", type=Path, metavar="PATH", help="write the JSON report here")
     parser.add_argument("--junit-xml", type=Path, metavar="PATH", help="write a JUnit XML report here")
     parser.set_defaults(command_main=run)
@@ -177,10 +208,10 @@ def _writable_dir(path: Path | None, option: str) -> None:
 
 
 def _validate(args: argparse.Namespace) -> None:
-    if args.format and not args.converter:
-        raise UsageError("--format goes with --converter")
-    if args.converter and not args.format:
-        raise UsageError("--converter needs --format (one of " + ", ".join(WIRE_APIS) + ")")
+    if args.format and not (args.converter or args.stack or args.bridge):
+        raise UsageError("--format goes with --converter, --stack or a byte-level --bridge")
+    if args.converter and len(args.format or ()) != 1:
+        raise UsageError("--converter needs exactly one --format (one of " + ", ".join(WIRE_APIS) + ")")
     if args.followup_targets and not args.formatter:
         raise UsageError("--target goes with --formatter")
     for directory in args.cassette_dir:
@@ -191,12 +222,14 @@ def _validate(args: argparse.Namespace) -> None:
             raise UsageError(f"--scenario-dir {directory}: no such file or directory")
     if args.formatter or args.converter:
         _refuse_handler_options(args, "--formatter" if args.formatter else "--converter")
+    if args.stack:
+        _refuse_handler_options(args, "--stack", stack=True)
     _writable_file(args.report_json, "--report-json")
     _writable_file(args.junit_xml, "--junit-xml")
     _writable_dir(args.save_failures, "--save-failures")
 
 
-def _refuse_handler_options(args: argparse.Namespace, option: str) -> None:
+def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: bool = False) -> None:
     """Options about handler runs that would be silently ignored with ``option``."""
     from conformance.handler import CAPABILITY_OPTIONS, DEFAULT_DEADLINE_SECONDS
 
@@ -205,17 +238,21 @@ def _refuse_handler_options(args: argparse.Namespace, option: str) -> None:
         flag
         for flag, value in (
             ("--scenario-dir", args.scenario_dir),
-            ("--save-failures", args.save_failures),
+            ("--save-failures", args.save_failures and not stack),
             ("--text-format", args.text_format),
             ("--text-lag", args.text_lag is not None),
             ("--adapter", args.adapter),
             ("--deadline", args.deadline != DEFAULT_DEADLINE_SECONDS),
             ("--cassette-dir", option == "--formatter" and args.cassette_dir),
+            ("--realistic", stack and args.realistic),
         )
         if value
     ]
     if given:
-        raise UsageError(f"not used with {option}: {', '.join(given)} (they configure handler runs)")
+        what = "they configure handler runs" + (
+            "; a stack declares what it runs in its capabilities attribute" if stack else ""
+        )
+        raise UsageError(f"not used with {option}: {', '.join(given)} ({what})")
 
 
 # -- running -----------------------------------------------------------------------------------
@@ -223,22 +260,48 @@ def _refuse_handler_options(args: argparse.Namespace, option: str) -> None:
 
 @contextmanager
 def _quiet(show_logs: bool) -> Iterator[None]:
-    """Silence the target's own logging (it runs thousands of times) unless asked not to."""
+    """Silence the target's own logging and warnings (it runs thousands of times: an SDK's
+    serializer warning on one recording would be printed on every split of it) unless asked not to."""
     if not show_logs:
         logging.disable(logging.CRITICAL)
     try:
-        yield
+        with warnings.catch_warnings():
+            if not show_logs:
+                warnings.simplefilter("ignore")
+            yield
     finally:
         logging.disable(logging.NOTSET)
 
 
-def _progress(label: str) -> Callable[[str], None] | None:
-    """A one-line progress display on an interactive stderr (nothing in CI logs)."""
-    if not sys.stderr.isatty():
+def progress_display(label: str, forced: bool = False) -> Callable[[str], None] | None:
+    """The progress display of one target: units done / total, the unit, the elapsed time.
+
+    On an interactive stderr, one line rewritten in place; elsewhere (CI logs) nothing, unless
+    ``forced`` (``--progress``): then a plain line at most every ``_PROGRESS_EVERY`` seconds, and at
+    each phase's last unit. Every runner calls it with a ``ProgressStep`` (a plain ``str`` shows
+    without counts).
+    """
+    interactive = sys.stderr.isatty()
+    if not (interactive or forced):
         return None
+    started = time.monotonic()
+    last_line = -_PROGRESS_EVERY
 
     def show(step: str) -> None:
-        sys.stderr.write(f"\r\033[K{label}: {step}"[:200])
+        nonlocal last_line
+        elapsed = time.monotonic() - started
+        # Counts and time first: a line cut to the terminal's width loses the end of the step's name.
+        where = f"{step.done}/{step.total}, " if isinstance(step, ProgressStep) else ""
+        line = f"{label}: [{where}{elapsed:.0f}s] {step}"
+        if interactive:
+            width = max(20, shutil.get_terminal_size().columns - 1)
+            sys.stderr.write(f"\r\033[K{line[:width]}")
+        else:
+            final = isinstance(step, ProgressStep) and step.done + 1 >= step.total
+            if elapsed - last_line < _PROGRESS_EVERY and not final:
+                return
+            last_line = elapsed
+            sys.stderr.write(line + "\n")
         sys.stderr.flush()
 
     return show
@@ -265,7 +328,7 @@ def _run_handler(args: argparse.Namespace, target: HandlerTarget) -> Report:
             extra_scenarios=saved,
             adapter=target.adapter,
             target=target.spec,
-            on_progress=_progress(target.spec),
+            on_progress=progress_display(target.spec, args.progress),
             deadline=target.deadline,
             keep_counterexamples=None if args.all_counterexamples else DEFAULT_COUNTEREXAMPLES,
             realistic=args.realistic,
@@ -291,7 +354,8 @@ def _run_converter(args: argparse.Namespace) -> Report:
         profile=args.profile,
         seed=args.seed,
         target=args.converter,
-        apis=[args.format],
+        apis=list(args.format),
+        on_progress=progress_display(args.converter, args.progress),
     )
 
 
@@ -304,6 +368,7 @@ def _run_formatter(args: argparse.Namespace) -> Report:
         profile=args.profile,
         seed=args.seed,
         target_label=args.formatter,
+        on_progress=progress_display(args.formatter, args.progress),
     )
 
 
@@ -325,7 +390,7 @@ def _run_reference(args: argparse.Namespace) -> list[Report]:
                 profile=args.profile,
                 seed=args.seed,
                 target=f"ParsingStreamingResponseHandler({fmt!r})",
-                on_progress=_progress(f"text parser {fmt}"),
+                on_progress=progress_display(f"text parser {fmt}", args.progress),
             )
         )
     reports.append(
@@ -335,6 +400,7 @@ def _run_reference(args: argparse.Namespace) -> list[Report]:
             profile=args.profile,
             seed=args.seed,
             target=f"converters ({', '.join(CONVERTERS)})",
+            on_progress=progress_display("converters", args.progress),
         )
     )
     reports.append(
@@ -343,16 +409,45 @@ def _run_reference(args: argparse.Namespace) -> list[Report]:
             profile=args.profile,
             seed=args.seed,
             target_label=f"round-trip ReferenceFormatter ({', '.join(FOLLOWUP_TARGETS)})",
+            on_progress=progress_display("round-trip formatter", args.progress),
         )
     )
     return reports
+
+
+def _run_stack(args: argparse.Namespace) -> Report:
+    """A whole provider stack in this process, on the bundled recordings and ``--cassette-dir``."""
+    from conformance.stack import StackCapabilities, StackFactoryError, close_stack, run_stack_conformance
+
+    target = load_stack(args.stack)
+    try:
+        capabilities = (target.capabilities or StackCapabilities()).restricted_to(args.format)
+    except ValueError as error:
+        raise UsageError(f"--format: {error}") from error
+    try:
+        report = run_stack_conformance(
+            target.stack,
+            [bundled_cassette_dir(), *args.cassette_dir],
+            capabilities=capabilities,
+            profile=args.profile,
+            seed=args.seed,
+            target=args.stack,
+            on_progress=progress_display(args.stack, args.progress),
+        )
+    finally:
+        try:
+            close_stack(target)
+        except StackFactoryError as error:
+            raise UsageError(f"--stack {error}") from error
+    report.target_spec = {"kind": "stack", "spec": args.stack, "capabilities": capabilities.declared()}
+    return report
 
 
 def _run_bridge(args: argparse.Namespace) -> Report:
     from conformance.bridge.command import run_from_args
 
     try:
-        return run_from_args(args, _progress(args.bridge))
+        return run_from_args(args, progress_display(args.bridge, args.progress))
     except TargetError as error:
         raise UsageError(f"cannot run --bridge {args.bridge!r}: {error}") from error
 
@@ -360,6 +455,8 @@ def _run_bridge(args: argparse.Namespace) -> Report:
 def _reports(args: argparse.Namespace) -> list[Report]:
     if args.bridge:
         return [_run_bridge(args)]
+    if args.stack:
+        return [_run_stack(args)]
     if args.formatter:
         return [_run_formatter(args)]
     if args.converter:
@@ -380,6 +477,7 @@ def run(args: argparse.Namespace) -> int:
     title = (
         args.formatter
         or args.bridge
+        or args.stack
         or args.handler
         or args.accumulator
         or args.converter
@@ -412,10 +510,18 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:
+    """Write what failed under ``directory``: a handler's minimal counterexamples as scenario files,
+    a stack's failing recordings as bodies with their expectations (``conformance.stack.failures``)."""
+    from conformance.stack import StackFinding, save_failures
+
     saved = []
+    stacks: dict[str, list[CheckResult]] = {}
     for result in report.by_status("failed"):
         for number, counterexample in enumerate(result.counterexamples):
             found = counterexample.input
+            if isinstance(found, StackFinding):
+                stacks.setdefault(result.target, []).append(result)
+                break
             if isinstance(found, Counterexample):
                 suffix = f"-{number + 1}" if number else ""
                 saved.append(
@@ -431,3 +537,33 @@ def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, A
         print(f"saved counterexample: {path}")
     if saved:
         print(f"re-run them against the same target: toolcall-conformance rerun {directory}")
+    for target, results in stacks.items():
+        _saved_recordings(save_failures(results, directory, specs.get(target) or {}), directory, specs.get(target))
+
+
+def _saved_recordings(paths: list[Path], directory: Path, spec: dict[str, Any] | None) -> None:
+    """Say what was saved and how to run it again (bodies, expectations, pieces of a split)."""
+    bodies = [path for path in paths if not path.name.endswith(".json")]
+    for path in paths:
+        print(f"saved failing recording: {path}" if path in bodies else f"  beside it: {path.name}")
+    if not bodies:
+        return
+    target = ""
+    if spec and spec.get("kind") == "stack":
+        target = f"--stack {spec['spec']}"
+    elif spec and spec.get("kind") == "bridge":
+        target = f"--bridge {shlex.quote(str(spec.get('command') or ''))}"
+    if target:
+        print(f"re-run them against the same target: toolcall-conformance run {target} --cassette-dir {directory}")
+    from conformance.stack.repro import CLIENTS
+    from conformance.wire import WireFormatError, load_body
+
+    for body in bodies:
+        try:
+            api = load_body(body).api
+        except WireFormatError:
+            continue
+        client = next((name for name, apis in CLIENTS.items() if api in apis), None)
+        if client is not None:
+            print(f"reproduce one with the SDK alone: toolcall-conformance repro {body} --client {client}")
+            return

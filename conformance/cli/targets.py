@@ -22,8 +22,9 @@ from conformance.handler import (
     idle_capabilities,
 )
 from conformance.handler.capabilities import TEXT_FORMATS
+from conformance.stack import StackFactoryError, StackTarget, as_stack
 
-__all__ = ["HandlerTarget", "add_capability_options", "handler_target", "resolve_target"]
+__all__ = ["HandlerTarget", "add_capability_options", "handler_target", "load_stack", "resolve_target"]
 
 REFERENCE_HANDLER = "reference_impl:ApiToolCallStreamingResponseHandler"
 
@@ -224,6 +225,19 @@ def handler_target(saved: dict[str, Any], *, deadline: float | None = DEFAULT_DE
         adapter_spec=adapter_spec,
         deadline=deadline,
     )
+
+
+def load_stack(spec: str, option: str = "--stack") -> StackTarget:
+    """The stack ``MODULE:FACTORY`` names (a stack, or a zero-argument factory of one; docs/stacks.md).
+
+    Raises ``UsageError`` (exit 2) when it cannot be imported, is neither shape, its factory raises or
+    its ``capabilities`` cannot be read.
+    """
+    target = import_attribute(spec, option, "mypkg.provider:make_stack", "MODULE:FACTORY")
+    try:
+        return as_stack(target, spec)
+    except StackFactoryError as error:
+        raise UsageError(f"{option} {error}") from error
 
 
 def applicable_scenario_count(capabilities: Capabilities) -> int:

@@ -9,7 +9,7 @@ from typing import Any
 
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
 from conformance.converter.factory import Converter, as_converter_factory
-from conformance.verdict import CheckResult, Profile, Report, describe_factory, resolve_profile
+from conformance.verdict import CheckResult, Profile, ProgressStep, Report, describe_factory, resolve_profile
 from conformance.wire import (
     Body,
     Case,
@@ -148,6 +148,7 @@ def run_converter_conformance(
     seed: int = 0,
     target: str = "",
     apis: Sequence[str] | None = None,
+    on_progress: Callable[[str], None] | None = None,
 ) -> Report:
     """Run the converter checks over every recording with an expectation under ``cassette_dirs``.
 
@@ -157,6 +158,7 @@ def run_converter_conformance(
     in every check's ``not_applicable`` (never counted as a pass); a recording whose replay raised is
     counted as not judged by every other check (the crash is ``converter_outcome_matches``'s
     finding); when no recording at all was checked, every check is skipped, saying so.
+    ``on_progress`` is called with each recording's name as it starts (a ``ProgressStep``).
     """
     chosen = resolve_profile(profile)
     report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
@@ -166,7 +168,10 @@ def run_converter_conformance(
     partners: dict[str, Body] = {}  # the previous recording of each wire API (see _interleaved)
     directories = list(cassette_dirs)
     unreadable: list[str] = []
-    for case in discover_cases(directories):
+    cases = list(discover_cases(directories))
+    for done, case in enumerate(cases):
+        if on_progress:
+            on_progress(ProgressStep(case.name, done, len(cases)))
         try:
             body = load_body(case.body_path)
             if apis is not None and body.api not in apis:

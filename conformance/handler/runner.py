@@ -52,6 +52,7 @@ from conformance.verdict import (
     HarmVerdict,
     NotApplicable,
     Profile,
+    ProgressStep,
     Report,
     describe_factory,
     example_database,
@@ -699,12 +700,15 @@ def _search_everything(
     units = search_units(session.plan)
     positions = {id(unit): position for position, unit in enumerate(units)}
     generated_examples = chosen.examples_per_scenario * 3
-    for unit in shard_units(units, shard):
+    mine = list(shard_units(units, shard))
+    for done, unit in enumerate(mine):
         session.unit = positions[id(unit)]
         if isinstance(unit, int):
             session.report.scenarios += 1 if unit == 0 else 0  # the generated streams count as one scenario
             if session.on_progress:
-                session.on_progress(f"generated streams ({unit + 1} of {GENERATED_PARTS})")
+                session.on_progress(
+                    ProgressStep(f"generated streams ({unit + 1} of {GENERATED_PARTS})", done, len(mine))
+                )
             part_examples = generated_examples // GENERATED_PARTS + (unit < generated_examples % GENERATED_PARTS)
             session.count(
                 unit_cases(unit, capabilities, session.realistic),
@@ -716,7 +720,7 @@ def _search_everything(
             continue
         session.report.scenarios += 1
         if session.on_progress:
-            session.on_progress(unit.name)
+            session.on_progress(ProgressStep(unit.name, done, len(mine)))
         session.record(session.judge(unit, unit.chunks, probe=True), unit, unit.chunks, None)
         session.count(
             unit_cases(unit, capabilities, session.realistic),
@@ -726,9 +730,10 @@ def _search_everything(
         )
     if not shrink:
         return  # a shard of a sharded run: its failures are shrunk once the shards are merged
-    for found in list(session.found):
+    findings = list(session.found)
+    for done, found in enumerate(findings):
         if session.on_progress:
-            session.on_progress(f"shrinking {found.result.check.id}")
+            session.on_progress(ProgressStep(f"shrinking {found.result.check.id}", done, len(findings)))
         session.shrink(found)
 
 

@@ -14,12 +14,13 @@ Subclass ``HandlerConformanceTests`` in your own test suite::
 Every check becomes one test (``test_<check_id>``): a violation fails with its minimal
 counterexample, a check your capabilities rule out is *skipped* by name. To override a check you
 must mark the override ``@pytest.mark.xfail(reason=...)``; an unmarked override is rejected when
-the class is defined, so a check cannot be silenced by accident. ``ConverterConformanceTests`` and
-``FormatterConformanceTests`` do the same for converters and round-trip formatters
-(``conformance.pytest_plugin.bases``).
+the class is defined, so a check cannot be silenced by accident. ``ConverterConformanceTests``,
+``FormatterConformanceTests`` and ``StackConformanceTests`` do the same for converters, round-trip
+formatters and whole provider stacks (``conformance.pytest_plugin.bases``).
 
 Or run the suite on a factory without writing any test: ``pytest --toolcall-handler pkg.mod:factory``
-(ini key ``toolcall_handler``; ``--toolcall-converter`` and ``--toolcall-formatter`` likewise), with
+(ini key ``toolcall_handler``; ``--toolcall-converter``, ``--toolcall-formatter`` and
+``--toolcall-stack`` likewise), with
 ``--toolcall-profile`` and ``--toolcall-seed``. Every generated test carries the
 ``toolcall_conformance`` marker. Under pytest-xdist each worker runs the suite for the classes it
 was given; ``--dist loadscope`` keeps one class on one worker.
@@ -39,6 +40,7 @@ from conformance.pytest_plugin.bases import (
     ConverterConformanceTests,
     FormatterConformanceTests,
     HandlerConformanceTests,
+    StackConformanceTests,
     profile_and_seed,
 )
 from conformance.verdict import (
@@ -55,6 +57,7 @@ __all__ = [
     "ConverterConformanceTests",
     "FormatterConformanceTests",
     "HandlerConformanceTests",
+    "StackConformanceTests",
 ]
 # The toolcall_replay fixture and toolcall_cassettes marker: conformance/pytest_plugin/replay_fixture.py.
 pytest_plugins = ["conformance.pytest_plugin.replay_fixture"]
@@ -87,10 +90,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="run the round-trip checks on this formatter (object, class, factory or format_followup function)",
     )
     group.addoption(
+        "--toolcall-stack",
+        metavar="MODULE:FACTORY",
+        help="run the stack checks on this stack(api, pieces, options), or a zero-argument factory of one "
+        "(docs/stacks.md)",
+    )
+    group.addoption(
         "--toolcall-cassette-dir",
         action="append",
         metavar="DIR",
-        help="also run the converter checks on the recordings under DIR (repeatable)",
+        help="also run the converter checks (or, with --toolcall-stack, the stack checks) on the recordings under DIR "
+        "(repeatable)",
     )
     group.addoption(
         "--toolcall-accumulator",
@@ -120,9 +130,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         choices=WIRE_APIS_ALL,
         metavar="API",
-        help="with a converter: the wire API it converts (repeatable; default: every API of the recordings)",
+        help="with a converter: the wire API it converts; with a stack: run only the recordings of this API "
+        "(repeatable; default: every API of the recordings, or what the stack declares)",
     )
-    parser.addini("toolcall_format", "wire APIs the converter converts", type="args", default=[])
+    parser.addini("toolcall_format", "wire APIs the converter converts (the stack runs)", type="args", default=[])
     parser.addini("toolcall_handler", "handler factory (MODULE:FACTORY) to run the conformance suite on", default="")
     parser.addini("toolcall_profile", "conformance profile: dev, ci or deep", default="")
     group.addoption(
@@ -146,6 +157,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("toolcall_adapter", "HandlerAdapter (MODULE:OBJECT) for toolcall_handler", default="")
     parser.addini("toolcall_converter", "converter factory (MODULE:FACTORY) to run the converter checks on", default="")
     parser.addini("toolcall_formatter", "round-trip formatter (MODULE:ATTR) for the round-trip checks", default="")
+    parser.addini("toolcall_stack", "stack (MODULE:FACTORY) to run the stack checks on", default="")
     parser.addini("toolcall_cassette_dirs", "recording directories for the converter checks", type="paths", default=[])
 
 
@@ -158,11 +170,16 @@ def _wants_accumulator(config: pytest.Config) -> bool:
 
 
 def _wants_converter(config: pytest.Config) -> bool:
+    # Recordings alone (--toolcall-cassette-dir) mean the converter checks, unless they are for a stack.
     return bool(
         config.getoption("toolcall_converter")
         or config.getini("toolcall_converter")
-        or config.getoption("toolcall_cassette_dir")
+        or (config.getoption("toolcall_cassette_dir") and not _wants_stack(config))
     )
+
+
+def _wants_stack(config: pytest.Config) -> bool:
+    return bool(config.getoption("toolcall_stack") or config.getini("toolcall_stack"))
 
 
 def _wants_formatter(config: pytest.Config) -> bool:
@@ -180,6 +197,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         unwanted.add("TestToolcallConverterConformance")
     if not _wants_formatter(config):
         unwanted.add("TestToolcallFormatterConformance")
+    if not _wants_stack(config):
+        unwanted.add("TestToolcallStackConformance")
     dropped = [
         item
         for item in items
@@ -228,7 +247,11 @@ def pytest_configure(config: pytest.Config) -> None:
         for arg in config.args
     ]
     wanted = (
-        _wants_handler(config) or _wants_accumulator(config) or _wants_converter(config) or _wants_formatter(config)
+        _wants_handler(config)
+        or _wants_accumulator(config)
+        or _wants_converter(config)
+        or _wants_formatter(config)
+        or _wants_stack(config)
     )
     if wanted and not any(arg.startswith(str(_GENERATED_PATH)) for arg in config.args):
         # Collect the generated test module alongside whatever the user asked for.

@@ -1,5 +1,6 @@
-"""Collected only when pytest runs with ``--toolcall-handler``, ``--toolcall-converter``, ``--toolcall-cassette-dir``
-or ``--toolcall-formatter`` (or their ini keys); each class is kept only when its option is given."""
+"""Collected only when pytest runs with ``--toolcall-handler``, ``--toolcall-converter``,
+``--toolcall-cassette-dir``, ``--toolcall-formatter`` or ``--toolcall-stack`` (or their ini keys);
+each class is kept only when its option is given."""
 
 from __future__ import annotations
 
@@ -8,12 +9,15 @@ from typing import Any
 import pytest
 
 from conformance.cli import UsageError, load_adapter, load_factory, load_formatter
+from conformance.cli.targets import load_stack
 from conformance.pytest_plugin import (
     AccumulatorConformanceTests,
     ConverterConformanceTests,
     FormatterConformanceTests,
     HandlerConformanceTests,
+    StackConformanceTests,
 )
+from conformance.stack import Stack
 
 
 def _spec(config: pytest.Config, name: str) -> str:
@@ -89,5 +93,22 @@ class TestToolcallFormatterConformance(FormatterConformanceTests):
     def formatter(self, request: pytest.FixtureRequest) -> Any:
         try:
             return load_formatter(_spec(request.config, "toolcall_formatter"), "--toolcall-formatter")
+        except UsageError as error:
+            pytest.exit(f"toolcall-conformance: {error}", returncode=4)
+
+
+class TestToolcallStackConformance(StackConformanceTests):
+    """The stack checks against the stack named by --toolcall-stack (or the ini key toolcall_stack)."""
+
+    _spec: str = ""
+
+    @pytest.fixture(scope="class", autouse=True)
+    @classmethod
+    def _bind_factory(cls, request: pytest.FixtureRequest) -> None:
+        cls._spec = _spec(request.config, "toolcall_stack")
+
+    def stack_factory(self) -> Stack:
+        try:
+            return load_stack(self._spec, "--toolcall-stack").stack
         except UsageError as error:
             pytest.exit(f"toolcall-conformance: {error}", returncode=4)

@@ -1,4 +1,4 @@
-"""The base classes users subclass: one test per check, against a handler, converter or formatter."""
+"""The base classes users subclass: one test per check, against a handler, converter, formatter or stack."""
 
 from __future__ import annotations
 
@@ -20,6 +20,14 @@ from conformance.handler.runner import run_conformance
 from conformance.handler.sharded import ShardedRun
 from conformance.pytest_plugin.sharing import shared_report
 from conformance.roundtrip import ROUNDTRIP_CHECKS, run_roundtrip_conformance
+from conformance.stack import (
+    STACK_CHECKS,
+    Stack,
+    StackCapabilities,
+    StackFactoryError,
+    declared_capabilities,
+    run_stack_conformance,
+)
 from conformance.verdict import Check, Counterexample, Harm, Report, parse_harm
 from conformance.wire.cases import bundled_cassette_dir
 
@@ -28,6 +36,7 @@ __all__ = [
     "ConverterConformanceTests",
     "FormatterConformanceTests",
     "HandlerConformanceTests",
+    "StackConformanceTests",
     "capabilities_from_config",
     "fail_on_threshold",
 ]
@@ -42,6 +51,7 @@ _VALUE_OPTIONS = (
     "adapter",
     "converter",
     "formatter",
+    "stack",
     "text_format",
     "text_lag",
     "database",
@@ -111,6 +121,8 @@ def _with_finding(counterexample: Counterexample) -> str:
         lines.append(f"harm: {counterexample.harm.harm.value}: {counterexample.harm.why}")
     if counterexample.realism is not None:
         lines.append(f"realism: {counterexample.realism.describe()}")
+    if len(counterexample.recordings) > 1:
+        lines.append(f"the same failure on: {', '.join(counterexample.recordings[1:])}")
     return "\n".join(lines)
 
 
@@ -181,7 +193,8 @@ def profile_and_seed(config: pytest.Config, cls: Any = None) -> tuple[str, int]:
 
 
 def _configured_formats(config: pytest.Config) -> list[str] | None:
-    """``--toolcall-format`` (repeatable) or the ``toolcall_format`` ini key: the wire APIs a converter speaks."""
+    """``--toolcall-format`` (repeatable) or the ``toolcall_format`` ini key: the wire APIs a converter speaks
+    (or a stack is run on)."""
     given = list(config.getoption("toolcall_format", default=None) or []) or list(config.getini("toolcall_format"))
     return given or None
 
@@ -350,8 +363,7 @@ class ConverterConformanceTests:
     def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
         instance = cls()
         config = request.config
-        extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
-        extra += [Path(p) for p in config.getini("toolcall_cassette_dirs")]
+        extra = _cassette_dirs(config)
         profile, seed = profile_and_seed(config, cls)
         logging.disable(logging.CRITICAL)
         try:
@@ -424,3 +436,66 @@ class FormatterConformanceTests:
 
 
 _install_check_tests(FormatterConformanceTests, ROUNDTRIP_CHECKS)
+
+
+def _cassette_dirs(config: pytest.Config) -> list[Path]:
+    """``--toolcall-cassette-dir`` (repeatable) and the ``toolcall_cassette_dirs`` ini key."""
+    extra = [Path(p) for p in (config.getoption("toolcall_cassette_dir") or [])]
+    return extra + [Path(p) for p in config.getini("toolcall_cassette_dirs")]
+
+
+class StackConformanceTests:
+    """Base class: one test per stack check (``conformance.stack``), against the stack ``stack_factory()`` returns.
+
+    A stack gets a recording's response body in byte pieces and returns its final result:
+    ``stack(api, pieces, options) -> result`` (docs/stacks.md). What it runs comes from the class
+    attribute ``stack_capabilities``, else the stack's own ``capabilities`` attribute, else every wire
+    API; ``--toolcall-format`` (or the ini key ``toolcall_format``) restricts it further. Every recording
+    with an expectation is run, whole and byte-split: the bundled ones, ``cassette_dirs`` and
+    ``--toolcall-cassette-dir`` / ini ``toolcall_cassette_dirs``. ``profile``, ``seed`` and ``fail_on``
+    as for the other base classes. The stack is built once per class and closed after the run when it
+    has a ``close()`` method. Overriding a ``test_<check_id>`` requires ``@pytest.mark.xfail(reason=...)``.
+    """
+
+    stack_capabilities: ClassVar[StackCapabilities | None] = None
+    cassette_dirs: ClassVar[tuple[Path, ...]] = ()
+    profile: ClassVar[str | None] = None
+    seed: ClassVar[int | None] = None
+
+    def stack_factory(self) -> Stack:
+        """Return the stack to check: a callable ``stack(api, pieces, options) -> final result``."""
+        raise NotImplementedError("override stack_factory() to return your stack(api, pieces, options)")
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        _reject_unmarked_overrides(cls, STACK_CHECKS, "stack")
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def toolcall_conformance_report(cls, request: pytest.FixtureRequest) -> Iterator[Report]:
+        config = request.config
+        stack = cls().stack_factory()
+        try:
+            declared = cls.stack_capabilities or declared_capabilities(stack) or StackCapabilities()
+            capabilities = declared.restricted_to(_configured_formats(config))
+        except (StackFactoryError, ValueError) as error:
+            raise pytest.UsageError(f"toolcall-conformance cannot run {cls.__name__}: {error}") from error
+        profile, seed = profile_and_seed(config, cls)
+        logging.disable(logging.CRITICAL)
+        try:
+            yield run_stack_conformance(
+                stack,
+                [bundled_cassette_dir(), *cls.cassette_dirs, *_cassette_dirs(config)],
+                capabilities=capabilities,
+                profile=profile,
+                seed=seed,
+                target=cls.__name__,
+            )
+        finally:
+            logging.disable(logging.NOTSET)
+            close = getattr(stack, "close", None)
+            if callable(close):
+                close()
+
+
+_install_check_tests(StackConformanceTests, STACK_CHECKS)

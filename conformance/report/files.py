@@ -38,6 +38,11 @@ def write_junit(report: Report, path: Path) -> None:
                 details.append(f"harm: {finding.harm.harm.value}: {finding.harm.why}")
             if finding is not None and finding.realism is not None:
                 details.append(f"realism: {finding.realism.describe()}")
+            details += [
+                f"fails this way ({c.message}): {', '.join(c.recordings)}"
+                for c in result.counterexamples
+                if c.recordings
+            ]
             failure.text = "\n".join(details)
         elif result.status == "skipped":
             ET.SubElement(case, "skipped", message=result.skipped_reason)

@@ -35,12 +35,17 @@ def _harms(result: CheckResult) -> str:
 
 
 def _finding(counterexample: Counterexample) -> list[str]:
-    """What one finding does to the user and how real its input is, under its counterexample."""
+    """What one finding does to the user, how real its input is, and every other recording that
+    fails the same way, under its counterexample."""
     lines = []
     if counterexample.harm is not None:
         lines.append(f"  harm:     {counterexample.harm.harm.value}: {counterexample.harm.why}")
     if counterexample.realism is not None:
         lines.append(f"  realism:  {counterexample.realism.describe()}")
+    others = counterexample.recordings[1:]
+    if others:
+        lines.append(f"  the same failure on {len(others)} more recording{'s' if len(others) > 1 else ''}:")
+        lines += [f"    {name}" for name in others]
     return lines
 
 
@@ -57,6 +62,8 @@ def _failure(result: CheckResult, where: str) -> list[str]:
         lines.append(f"also failed only because of this: {caused}")
     for number, counterexample in enumerate(result.counterexamples, start=1):
         heading = "minimal counterexample" if len(result.counterexamples) == 1 else f"counterexample {number}"
+        if len(counterexample.recordings) > 1:
+            heading += f" ({len(counterexample.recordings)} recordings fail this way)"
         lines += [f"{heading}:", *("  " + line for line in counterexample.text.splitlines())]
         lines += _finding(counterexample)
     if not result.counterexamples and result.message:

@@ -19,7 +19,7 @@ from conformance.roundtrip.scenarios import (
     random_scenarios,
 )
 from conformance.roundtrip.wire_readers import HISTORY_KEY, wire_view
-from conformance.verdict import Check, CheckResult, NotApplicable, Profile, Report, resolve_profile
+from conformance.verdict import Check, CheckResult, NotApplicable, Profile, ProgressStep, Report, resolve_profile
 from reference_impl.followup import (
     FOLLOWUP_TARGETS,
     ReasoningItem,
@@ -193,9 +193,9 @@ def _run_followup_checks(
     on_progress: Callable[[str], None] | None,
 ) -> None:
     """Every scenario through the formatter and the SDK, judged by each follow-up check."""
-    for scenario in scenario_list:
+    for done, scenario in enumerate(scenario_list):
         if on_progress:
-            on_progress(f"{scenario.target}/{scenario.name}")
+            on_progress(ProgressStep(f"{scenario.target}/{scenario.name}", done, len(scenario_list)))
         ctx = evaluate_scenario(adapter, scenario)
         report.scenarios += 1
         report.examples += 1

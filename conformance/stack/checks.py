@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, fields, replace
+from typing import Any
 
 from conformance.verdict import Check, CheckRegistry, NotApplicable
-from conformance.wire import Case, Outcome
+from conformance.wire import WIRE_APIS, Case, Outcome
 from conformance.wire.may_run import stream_why_not
 from conformance.wire.numbers import JSON_NUMBERS
 from conformance.wire.replay import compare_outcomes
@@ -33,6 +35,63 @@ class StackCapabilities:
     def __post_init__(self) -> None:
         if self.json_numbers not in JSON_NUMBERS:
             raise ValueError(f"json_numbers must be one of {', '.join(JSON_NUMBERS)}, got {self.json_numbers!r}")
+        if self.apis is not None:
+            if isinstance(self.apis, str) or not all(isinstance(api, str) for api in self.apis):
+                raise ValueError(f"apis must be a tuple of wire API names, got {self.apis!r}")
+            unknown = [api for api in self.apis if api not in WIRE_APIS]
+            if unknown:
+                raise ValueError(f"unknown wire APIs {unknown} in apis; known: {', '.join(WIRE_APIS)}")
+
+    def declared(self) -> dict[str, Any]:
+        """The fields that differ from the defaults, JSON-ready (what a report's ``target_spec`` records)."""
+        default = StackCapabilities()
+        found = {
+            f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(default, f.name)
+        }
+        if found.get("apis") is not None:
+            found["apis"] = list(found["apis"])
+        return found
+
+    @classmethod
+    def from_declared(cls, declared: Mapping[str, Any]) -> StackCapabilities:
+        """The capabilities a JSON-like mapping declares (a bridge hello's, a stack's ``capabilities``
+        attribute): the field names, ``apis`` a list of wire API names, the flags true or false.
+        Anything else is a ``ValueError`` saying which key is wrong."""
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(declared) - known)
+        if unknown:
+            raise ValueError(f"unknown stack capabilities {unknown}; known: {', '.join(sorted(known))}")
+        apis = declared.get("apis")
+        if apis is not None and (
+            isinstance(apis, str) or not isinstance(apis, Iterable) or not all(isinstance(a, str) for a in apis)
+        ):
+            raise ValueError(f"capability apis must be a list of wire API names, got {apis!r}")
+        values: dict[str, Any] = {}
+        for key in ("text", "reasoning", "converter_options"):
+            if key in declared:
+                if not isinstance(declared[key], bool):
+                    raise ValueError(f"capability {key} must be true or false, got {declared[key]!r}")
+                values[key] = declared[key]
+        if "json_numbers" in declared:
+            values["json_numbers"] = declared["json_numbers"]
+        return cls(apis=None if apis is None else tuple(apis), **values)
+
+    def restricted_to(self, apis: Iterable[str] | None) -> StackCapabilities:
+        """These capabilities, running only ``apis`` (``--format``); None or empty: unchanged.
+
+        An API the stack does not declare is a ``ValueError``: a run restricted to it would judge
+        nothing and read as a pass.
+        """
+        wanted = tuple(dict.fromkeys(apis or ()))
+        if not wanted:
+            return self
+        if self.apis is not None:
+            undeclared = [api for api in wanted if api not in self.apis]
+            if undeclared:
+                raise ValueError(
+                    f"the stack does not declare {', '.join(undeclared)} (it declares apis: {', '.join(self.apis)})"
+                )
+        return replace(self, apis=wanted)
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -13,16 +14,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
+from conformance.stack.failures import FailingRecording, StackFinding
 from conformance.verdict import (
     CheckResult,
+    Counterexample,
     Harm,
     HarmVerdict,
     NotApplicable,
     Profile,
+    ProgressStep,
     Report,
     describe_factory,
     resolve_profile,
     search_settings,
+    signature,
     the_same_search_in_every_process,
 )
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
@@ -41,15 +46,26 @@ class Stack(Protocol):
     def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any: ...
 
 
-def sdk_stack(accumulate: Callable[[str, Iterator[Any]], Any]) -> Stack:
-    """A stack made of the real SDK (offline replay) and ``accumulate(api, sdk_events)``: for
-    accumulators that take SDK stream objects (the SDKs' own stream states, a framework's chunk merger)."""
+class _SdkStack:
+    """The real SDK (offline replay) and an accumulator of its stream objects, as one stack."""
 
-    def run(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    def __init__(self, accumulate: Callable[[str, Iterator[Any]], Any], capabilities: StackCapabilities | None) -> None:
+        self.accumulate = accumulate
+        self.capabilities = capabilities
+        # Reports name the accumulator, the code under test (describe_factory reads these).
+        self.__module__ = getattr(accumulate, "__module__", __name__)
+        self.__qualname__ = getattr(accumulate, "__qualname__", "accumulate")
+
+    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
         del options
-        return accumulate(api, iter_sdk_events(api, pieces))
+        return self.accumulate(api, iter_sdk_events(api, pieces))
 
-    return run
+
+def sdk_stack(accumulate: Callable[[str, Iterator[Any]], Any], capabilities: StackCapabilities | None = None) -> Stack:
+    """A stack made of the real SDK (offline replay) and ``accumulate(api, sdk_events)``: for
+    accumulators that take SDK stream objects (the SDKs' own stream states, a framework's chunk merger).
+    ``capabilities`` become the stack's ``capabilities`` attribute (what ``run --stack`` reads)."""
+    return _SdkStack(accumulate, capabilities)
 
 
 def _telling_offsets(body: bytes) -> list[int]:
@@ -134,6 +150,10 @@ def run_stack_conformance(
     ``excluded`` maps recordings (``Case.name``, e.g. ``anthropic/stream_cut_mid_call.yaml``) the
     stack is not judged on to why (a legitimate alternative the outcome check cannot tell apart, or
     a convention of our corpus): they are listed as not applicable, never counted as passes.
+
+    Every failing recording is named: each finding (a distinct failure, by ``signature``) lists all
+    the recordings that fail that way (``Counterexample.recordings``), and carries them as a
+    ``StackFinding`` (``conformance.stack.failures``: ``save_failures`` writes their bodies).
     """
     excluded = excluded or {}
     capabilities = capabilities or StackCapabilities()
@@ -143,7 +163,10 @@ def run_stack_conformance(
     outcome_check, split_check = results["stack_outcome_matches"], results["stack_byte_split_invariant"]
     started = time.perf_counter()
     examples = max(3, chosen.examples_per_scenario // 6)
-    for case in discover_cases(cassette_dirs):
+    cases = list(discover_cases(cassette_dirs))
+    for done, case in enumerate(cases):
+        if on_progress:
+            on_progress(ProgressStep(case.name, done, len(cases)))
         try:
             body = load_body(case.body_path)
         except WireFormatError as error:
@@ -153,8 +176,6 @@ def run_stack_conformance(
         if why:
             outcome_check.not_applicable.append(why)
             continue
-        if on_progress:
-            on_progress(case.name)
         report.scenarios += 1
         report.examples += 1
         actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
@@ -163,16 +184,23 @@ def run_stack_conformance(
         outcome_check.scenarios_run += 1
         outcome_check.examples_run += 1
         if problems:
-            text = f"recording: {case.body_path}\nresult: {_summary(actual, crash, body.sse)}\n" + "\n".join(
-                f"violation: {p}" for p in problems
+            summary = _summary(actual, crash, body.sse)
+            text = f"recording: {case.body_path}\nresult: {summary}\n" + "\n".join(f"violation: {p}" for p in problems)
+            harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
+            failing = FailingRecording(
+                case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm
             )
-            outcome_check.fail(
+            shown = outcome_check.fail(
                 problems[0],
                 text,
+                StackFinding(),
                 scenario=case.name,
-                harm=outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers),
+                keep=None,
+                harm=harm,
                 realism=recording_realism(body),
+                kind=_kind(problems, harm),
             )
+            _keep(shown, failing)
         _search_splits(
             stack,
             case,
@@ -195,6 +223,25 @@ def run_stack_conformance(
         report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
+
+
+# A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)".
+_CALL_LABEL = re.compile(r"\bcall _ \([^(),]*, id _\)")
+
+
+def _kind(problems: Sequence[str], harm: HarmVerdict) -> str:
+    """What makes two failing recordings one finding: the same kinds of violation (whichever call,
+    tool or value) and the same harm. A cut call that ran (``ran_wrong``) and one that was dropped
+    (``lost``) may both first say "nothing surfaced the error", but they are not the same bug."""
+    kinds = dict.fromkeys(_CALL_LABEL.sub("call _", signature(problem)) for problem in problems)
+    return " | ".join(kinds) + f" [{harm.harm.value}]"
+
+
+def _keep(shown: Counterexample | None, failing: FailingRecording) -> None:
+    """List ``failing`` under the finding that shows its kind of failure (every failing recording is named)."""
+    if shown is not None and isinstance(shown.input, StackFinding):
+        shown.recordings.append(failing.name)
+        shown.input.recordings.append(failing)
 
 
 def _split_harm(
@@ -244,12 +291,23 @@ def _search_splits(
         if failure:
             pieces, got, harm = failure[0]
             shown = " | ".join(repr(p) for p in pieces[:12]) + (" | ..." if len(pieces) > 12 else "")
-            result.fail(
-                f"{case.name}: a {len(pieces)}-piece split changes the result",
-                f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}",
+            message = f"{case.name}: a {len(pieces)}-piece split changes the result"
+            failing = FailingRecording(
+                case.name, case.body_path, body, expected, result.check.id, message, got, harm, tuple(pieces)
+            )
+            text = f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}"
+            # Splits are one finding per harm and its kind of reason, whichever recording they cut.
+            kind = f"split: {harm.harm.value}: {signature(harm.why)}"
+            found = result.fail(
+                message,
+                text,
+                StackFinding(),
                 scenario=case.name,
+                keep=None,
                 harm=harm,
                 realism=recording_realism(body),  # any byte split is what a network does
+                kind=kind,
             )
+            _keep(found, failing)
     except NotApplicable:
         pass

@@ -25,6 +25,7 @@ from conformance.verdict.profiles import (
     the_same_search_in_every_process,
     use_example_database,
 )
+from conformance.verdict.progress import ProgressStep
 from conformance.verdict.realism import Realism
 from conformance.verdict.report import Report, describe_factory, merge_reports
 
@@ -40,6 +41,7 @@ __all__ = [
     "HarmVerdict",
     "NotApplicable",
     "Profile",
+    "ProgressStep",
     "Realism",
     "Report",
     "Status",

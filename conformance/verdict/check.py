@@ -160,17 +160,27 @@ class CheckRegistry(Generic[ContextT]):
 class Counterexample:
     """One finding of a check: its minimal failing input as readable text, the violation, (for
     suites that can re-run it) the input itself (``run --save-failures``), what the failing run
-    does to the user (``harm``) and how real its input is (``realism``)."""
+    does to the user (``harm``) and how real its input is (``realism``).
+
+    ``kind`` is what makes two failures the same finding: the ``signature`` of the message, unless
+    the suite gave a finer one. ``recordings`` names every recording that fails this way, this one
+    first (suites over recordings fill it: the stack suite lists them all; empty elsewhere).
+    """
 
     text: str
     message: str
     input: object | None = None
     harm: HarmVerdict | None = None
     realism: Realism | None = None
+    recordings: list[str] = field(default_factory=list)
+    kind: str = ""
+
+    def __post_init__(self) -> None:
+        self.kind = self.kind or signature(self.message)
 
     def to_json(self) -> dict[str, Any]:
         """The documented JSON shape of one finding (``docs/report-schema.md``)."""
-        return {
+        document: dict[str, Any] = {
             "message": self.message,
             "text": self.text,
             "harm": self.harm.harm.value if self.harm else None,
@@ -178,6 +188,9 @@ class Counterexample:
             "harm_cause": self.harm.cause if self.harm and self.harm.cause else None,
             "realism": self.realism.to_json() if self.realism else None,
         }
+        if self.recordings:
+            document["recordings"] = list(self.recordings)
+        return document
 
 
 @dataclass
@@ -242,12 +255,16 @@ class CheckResult:
         keep: int | None = DEFAULT_COUNTEREXAMPLES,
         harm: HarmVerdict | None = None,
         realism: Realism | None = None,
-    ) -> None:
+        kind: str = "",
+    ) -> Counterexample | None:
         """Record one failing input: counted always; kept as a counterexample if its failure is new.
 
         A failure whose ``signature`` is already shown is not kept twice; at most ``keep``
         counterexamples are kept (``None``: all). The first message becomes the result's message.
-        ``harm`` is what the failing run did (the check's declared harm when not given).
+        ``harm`` is what the failing run did (the check's declared harm when not given). ``kind``
+        groups failures into findings when the message's signature is too coarse (default: it). Returns
+        the counterexample that shows this kind of failure (the one just kept, or the one kept before),
+        None when none does (``keep`` reached), so a suite can list every input that fails its way.
         """
         if self.status != "failed":
             self.status = "failed"
@@ -259,14 +276,21 @@ class CheckResult:
             harm = HarmVerdict(self.check.harm, f"declared by the check: {self.check.harm.meaning}")
         if harm is not None:
             self.harms[harm.harm.value] = self.harms.get(harm.harm.value, 0) + 1
-        if self.shows(message) or (keep is not None and len(self.counterexamples) >= keep):
-            return
-        self.counterexamples.append(Counterexample(text, message, failing_input, harm, realism))
+        shown = self.shown_by(message, kind)
+        if shown is not None or (keep is not None and len(self.counterexamples) >= keep):
+            return shown
+        self.counterexamples.append(Counterexample(text, message, failing_input, harm, realism, kind=kind))
+        return self.counterexamples[-1]
 
     def shows(self, message: str) -> bool:
         """Whether a counterexample of this kind of failure is already kept."""
-        wanted = signature(message)
-        return any(signature(kept.message) == wanted for kept in self.counterexamples)
+        return self.shown_by(message) is not None
+
+    def shown_by(self, message: str, kind: str = "") -> Counterexample | None:
+        """The kept counterexample of this kind of failure (same ``kind``: by default the message's
+        ``signature``), or None."""
+        wanted = kind or signature(message)
+        return next((kept for kept in self.counterexamples if kept.kind == wanted), None)
 
     def skip(self, reason: str) -> None:
         """Mark the check as not applicable to this target, saying why."""

@@ -1,0 +1,242 @@
+"""``toolcall-conformance run --stack MODULE:FACTORY``: the factory contract, --format, reports, exit codes, progress.
+
+The examples (``examples/stacks/``) are correct stacks on the real SDKs and must pass; their
+planted-bug variants must fail with the harm they do. The shape tests use the SDK-free stacks of
+``tests/stack_targets.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from conformance.cli import main
+from conformance.stack import StackCapabilities, StackFactoryError, as_stack
+from conformance.wire import WIRE_APIS
+from tests import stack_targets
+
+EXAMPLE = "examples.stacks.openai_stack"
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# -- the factory contract ------------------------------------------------------------------------
+
+
+def test_a_stack_function_is_taken_as_it_is_with_its_declared_capabilities() -> None:
+    target = as_stack(stack_targets.declared_chat_stack)
+    assert target.stack is stack_targets.declared_chat_stack
+    assert target.capabilities == StackCapabilities(apis=("openai-chat",), reasoning=False)
+    assert not target.made
+    assert as_stack(stack_targets.chat_stack).capabilities is None
+
+
+@pytest.mark.parametrize("factory", [stack_targets.ClosingStack, stack_targets.make_stack])
+def test_a_zero_argument_factory_is_called_once_and_its_stack_read(factory: object) -> None:
+    target = as_stack(factory)
+    assert target.made
+    assert target.capabilities == StackCapabilities(apis=("openai-chat",), reasoning=False)
+    assert callable(target.stack)
+
+
+@pytest.mark.parametrize(
+    ("attribute", "message"),
+    [
+        ("NOT_CALLABLE", "is a dict, not a stack (stack(api, pieces, options)) or a factory of one"),
+        ("two_arguments", "two_arguments(api, pieces) can be called neither as stack(api, pieces, options) nor"),
+        ("raising_factory", "raising_factory() raised RuntimeError: no API key configured"),
+        ("factory_of_a_string", "factory_of_a_string() returned a str, which cannot be called as stack("),
+        ("unknown_capability", "unknown stack capabilities ['streaming']"),
+        ("unknown_api", "unknown wire APIs ['openai_chat'] in apis"),
+        ("capabilities_of_a_string", ".capabilities is a str; declare a StackCapabilities or a mapping"),
+    ],
+)
+def test_unusable_targets_are_exit_2_with_a_typed_error_naming_them(
+    attribute: str, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(StackFactoryError) as raised:
+        as_stack(getattr(stack_targets, attribute), f"tests.stack_targets:{attribute}")
+    assert message in str(raised.value)
+    code, out, err = _run(["--stack", f"tests.stack_targets:{attribute}"], capsys)
+    assert code == 2
+    assert out == ""
+    assert err.startswith("toolcall-conformance: error: --stack tests.stack_targets:")
+    assert message in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--stack", "no_such_module_xyz:stack"], "cannot import module 'no_such_module_xyz' from --stack"),
+        (["--stack", "tests.stack_targets:nothing"], "module 'tests.stack_targets' has no attribute 'nothing'"),
+        (["--stack", "tests.stack_targets"], "--stack must look like MODULE:FACTORY"),
+        (
+            ["--stack", "tests.stack_targets:declared_chat_stack", "--format", "anthropic"],
+            "--format: the stack does not declare anthropic (it declares apis: openai-chat)",
+        ),
+        (["--handler", "reference_impl:ApiToolCallStreamingResponseHandler", "--format", "anthropic"], "--format goes"),
+        (
+            ["--stack", "tests.stack_targets:chat_stack", "--no-reasoning", "--realistic", "--deadline", "3"],
+            "not used with --stack: --no-reasoning, --deadline, --realistic",
+        ),
+        (["--stack", "tests.stack_targets:chat_stack", "--handler", "x:y"], "not allowed with argument"),
+        (
+            ["--converter", "reference_impl.converters:converter_for", "--format", "anthropic", "--format", "gemini"],
+            "--converter needs exactly one --format",
+        ),
+    ],
+)
+def test_usage_errors(argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    try:
+        code = main(["run", *argv])
+    except SystemExit as exit_:  # argparse's own errors (mutually exclusive targets)
+        code = int(exit_.code or 0)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert message in err, err
+
+
+def test_a_factory_stack_is_closed_after_the_run_and_a_failing_close_is_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    stack_targets.CLOSED.clear()
+    code, out, _ = _run(["--stack", "tests.stack_targets:ClosingStack", "--profile", "dev"], capsys)
+    assert code in (0, 1) and "stack_outcome_matches" in out
+    assert stack_targets.CLOSED == ["closed"]
+    code, _, err = _run(["--stack", "tests.stack_targets:FailingClose", "--profile", "dev"], capsys)
+    assert code == 2
+    assert "closing the stack raised OSError: connection pool already closed" in err
+
+
+def test_format_restricts_the_recordings_to_the_apis_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    report_path = tmp_path / "report.json"
+    argv = ["--stack", "tests.stack_targets:chat_stack", "--format", "openai-chat", "--profile", "dev"]
+    _run([*argv, "--report-json", str(report_path)], capsys)
+    report = json.loads(report_path.read_text())
+    outcome = next(check for check in report["checks"] if check["id"] == "stack_outcome_matches")
+    reasons = {entry.split(": ", 1)[1] for entry in outcome["not_applicable"]}
+    others = {f"the stack does not run {api}" for api in WIRE_APIS if api != "openai-chat"}
+    assert reasons - others == {
+        "needs the server profile {'cumulative_arguments': True}, which the stack does not take"
+    }
+    assert report["scenarios"] == outcome["scenarios_run"] == 35  # 16 Chat, 17 dialects, 2 conversations
+
+
+# -- the examples --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("module", ["examples.stacks.openai_stack", "examples.stacks.anthropic_stack"])
+def test_the_examples_are_correct_stacks_and_pass(
+    module: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    junit = tmp_path / "junit.xml"
+    report_path = tmp_path / "report.json"
+    code, out, err = _run(
+        ["--stack", f"{module}:stack", "--report-json", str(report_path), "--junit-xml", str(junit)], capsys
+    )
+    assert code == 0, out
+    assert out.startswith(f"toolcall-conformance: {module}:stack\nprofile ci, seed 0: ")
+    assert "  PASS  stack_outcome_matches" in out and "  PASS  stack_byte_split_invariant" in out
+    assert out.rstrip().endswith("2 passed, 0 failed, 0 skipped\nCONFORMANT")
+    assert err == ""  # not a terminal, no --progress: nothing on stderr
+    report = json.loads(report_path.read_text())
+    assert report["conformant"] and report["target"] == f"{module}:stack"
+    assert [case.get("name") for case in ET.parse(junit).getroot()] == [
+        "stack_outcome_matches",
+        "stack_byte_split_invariant",
+    ]
+
+
+@pytest.mark.parametrize("module", ["examples.stacks.openai_stack", "examples.stacks.anthropic_stack"])
+def test_the_planted_bug_fails_as_ran_wrong_and_the_gate_keeps_it(
+    module: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["--stack", f"{module}:stack_ignoring_the_end", "--profile", "dev"]
+    code, out, _ = _run(argv, capsys)
+    assert code == 1
+    assert "  FAIL  stack_outcome_matches       " in out and out.rstrip().endswith("NOT CONFORMANT")
+    assert "stream_cut_after_arguments" in out
+    assert "ran_wrong: call 0 (write_file" in out
+    code, _, _ = _run([*argv, "--fail-on", "ran_wrong"], capsys)
+    assert code == 1  # a call that must not run ran: at the top of the scale
+
+
+def test_the_sdk_adapters_declare_their_api_through_make_stack() -> None:
+    from conformance.adapters import anthropic_sdk, openai_sdk
+
+    assert as_stack(openai_sdk.make_stack).capabilities == openai_sdk.ADAPTER.capabilities
+    assert as_stack(anthropic_sdk.make_stack).capabilities == anthropic_sdk.ADAPTER.capabilities
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+
+def test_progress_is_quiet_off_a_terminal_and_forced_by_the_option(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["--stack", "tests.stack_targets:declared_chat_stack", "--profile", "dev"]
+    _, _, err = _run(argv, capsys)
+    assert err == ""
+    _, _, err = _run([*argv, "--progress"], capsys)
+    lines = err.splitlines()
+    assert lines, "--progress writes lines even off a terminal"
+    assert all(line.startswith("tests.stack_targets:declared_chat_stack: [") for line in lines), lines
+    # The last line is the last recording of the phase, with the elapsed time.
+    assert re.match(r"\[160/161, \d+s\] \S+", lines[-1].split(": ", 1)[1]), lines[-1]
+
+
+# -- the same stack over the bridge ----------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+BRIDGED = f"{sys.executable} tests/bridge_targets/py_stack_target.py"
+
+
+def test_the_same_stack_in_process_and_over_the_bridge_gets_the_same_verdict(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    target = "examples.stacks.anthropic_stack:stack_ignoring_the_end"
+    command = f"{BRIDGED} {target} --capabilities " + shlex.quote(json.dumps({"apis": ["anthropic"]}))
+    reports = []
+    for argv in (["--stack", target], ["--bridge", command]):
+        path = tmp_path / f"{len(reports)}.json"
+        code, _, _ = _run([*argv, "--profile", "dev", "--report-json", str(path)], capsys)
+        assert code == 1
+        reports.append(json.loads(path.read_text()))
+    in_process, bridged = (
+        [
+            (
+                c["id"],
+                c["status"],
+                c["examples_run"],
+                c["failing_examples"],
+                [x["message"] for x in c["counterexamples"]],
+            )
+            for c in report["checks"]
+        ]
+        for report in reports
+    )
+    assert bridged == in_process
+    code, _, err = _run(["--bridge", command, "--format", "gemini"], capsys)
+    assert code == 2
+    assert "--format: the stack does not declare gemini (it declares apis: anthropic)" in err
+
+
+def test_the_page_quotes_the_examples_verbatim() -> None:
+    page = (ROOT / "docs" / "stacks.md").read_text(encoding="utf-8")
+    for sdk in ("openai", "anthropic"):
+        section = page.split(f"## Example: a framework on the `{sdk}` SDK", 1)[1].split("\n## ", 1)[0]
+        blocks = re.findall(r"```python\n(.*?)```", section, flags=re.S)
+        source = (ROOT / "examples" / "stacks" / f"{sdk}_stack.py").read_text(encoding="utf-8")
+        assert blocks
+        for block in blocks:
+            assert block in source, block
