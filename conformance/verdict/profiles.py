@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, Phase, Verbosity, settings
 from hypothesis import seed as hypothesis_seed
@@ -149,8 +150,18 @@ def the_same_search_in_every_process() -> Iterator[None]:
         bytes=type(empty.bytes)(),
         strings=type(empty.strings)(),
     )
+    # The pools filtered per choice type are cached process-wide (CONSTANTS_CACHE, filled at the
+    # first draw that wants a constant): a hypothesis test run earlier in the process (pytest)
+    # would otherwise leave its mined literals there for the suite's searches to draw.
+    pools: Any = getattr(getattr(providers, "CONSTANTS_CACHE", None), "cache", None)
+    earlier = dict(pools) if pools is not None else None
+    if pools is not None:
+        pools.clear()
     providers._get_local_constants = lambda: nothing  # noqa: SLF001 - hypothesis has no setting for it
     try:
         yield
     finally:
         providers._get_local_constants = mined  # noqa: SLF001 - restored for the user's own tests
+        if pools is not None and earlier is not None:
+            pools.clear()  # what the search cached holds no mined literal: not for the user's tests
+            pools.update(earlier)
