@@ -148,3 +148,21 @@ def test_two_calls_merged_into_one_output_leave_it_to_the_first() -> None:
     # The OpenAI SDK folds every call on index 0 into one (dialect_index_always_zero): the output
     # first appeared as the first call; the second is the lost one.
     assert pair_calls(["call_a", "call_b"], [{"call_acall_b"}]) == [0, None]
+
+
+def test_the_output_that_announced_an_id_at_its_start_takes_that_call() -> None:
+    # pydantic-ai after a nameless call: the END of part-1 (started as call_1) names call_2, whose
+    # own part-2 started as call_2 and streamed its arguments. Call 2 is part-2's, not part-1's:
+    # pairing by the END alone blamed part-1's silence on call 2 (a false hold-back finding).
+    found = [{"part-1", "call_2"}, {"part-2", "call_2"}]
+    assert pair_calls(["call_1", "call_2"], found) == [None, 0]
+    assert pair_calls(["call_1", "call_2"], found, announced=["call_1", "call_2"]) == [None, 1]
+
+
+def test_an_output_that_started_without_an_id_keeps_the_id_that_arrived_late() -> None:
+    # same_tool_twice_same_provider_id: call 0 starts id-less and is given call_dup later; call 1
+    # starts as call_dup. Both END as call_dup: each keeps its own output, in order.
+    found = [{"part-1", "call_dup"}, {"part-2", "call_dup"}]
+    assert pair_calls(["call_dup", "call_dup"], found, announced=[None, "call_dup"]) == [0, 1]
+    # pydantic-ai starts it under an id it minted (pyd_ai_...): no other call's either.
+    assert pair_calls(["call_dup", "call_dup"], found, announced=["pyd_ai_1", "call_dup"]) == [0, 1]

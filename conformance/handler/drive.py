@@ -79,11 +79,12 @@ class ObservedCall:
     start_name: str | None = None
     invocation: ObservedInvocation | None = None
     ended: bool = True
+    start_id: str | None = None  # the call id its START announced (an END may name another call's)
 
     @property
     def ids(self) -> set[str]:
-        """Every id under which a consumer could find this call (END call_id, segment id, invocation id)."""
-        found = {self.call_id, self.segment_id, self.invocation.id if self.invocation else None}
+        """Every id under which a consumer could find this call (END and START call_id, segment id, invocation id)."""
+        found = {self.call_id, self.start_id, self.segment_id, self.invocation.id if self.invocation else None}
         return {value for value in found if value}
 
     @property
@@ -512,6 +513,7 @@ def calls_from_events(events: Sequence[ObservedEvent], invocations: Sequence[Obs
                 start_name=start.tool_name,
                 invocation=invocation,
                 ended=end is not None,
+                start_id=start.metadata.get("call_id") if isinstance(start.metadata.get("call_id"), str) else None,
             )
         )
     # Invocations no segment accounts for are calls too (a handler that invokes without ending).

@@ -4,7 +4,10 @@ The outcome comparison (``conformance.wire.replay.compare_outcomes``: converters
 corpus) and the handler checks (``CheckContext.matches``) both judge pairs of calls, so a wrong
 pair blames the wrong call, or the wrong check (a concatenated name read as swapped arguments).
 
-1. A call the provider gave an id pairs with the first output call carrying that id.
+1. A call the provider gave an id pairs with the first output call carrying that id; where it is
+   known which id each output call announced when it started (a handler's START), one that started
+   as another call of the stream comes last (an END that names another call's id does not take
+   that call's place; a START without an id, or with an id the target minted, is no other call's).
 2. Every other call pairs by wire position: the k-th of them (in wire order) with the k-th
    unclaimed output call, in the order the output calls first appeared (unclaimed: carrying no
    id the provider gave any call of the stream).
@@ -36,6 +39,7 @@ def pair_calls(
     *,
     started: Sequence[int | None] | None = None,
     first_seen: Sequence[int | None] | None = None,
+    announced: Sequence[str | None] | None = None,
 ) -> list[int | None]:
     """For each call of the stream, the position in ``found`` of the output call that stands for it, or None.
 
@@ -43,21 +47,28 @@ def pair_calls(
     ``found`` each output call's ids (every id under which a consumer finds it), in the order the
     output calls first appeared. ``started`` (per output call) and ``first_seen`` (per call of the
     stream) are chunk positions where known: when the output call started, and when the call first
-    appeared on the wire (None: unknown).
+    appeared on the wire (None: unknown). ``announced`` (per output call) is the id it announced when
+    it started, where known.
 
     A call whose provider id no output carries may be given the output call holding its slot (which
     then does not carry that id): whether to count it as that call is the caller's choice.
     """
     pairs: list[int | None] = [None] * len(wanted)
     taken: set[int] = set()
+    provider_ids = {call_id for call_id in wanted if call_id}
     for position, call_id in enumerate(wanted):
         if not call_id:
             continue
-        carrier = next((j for j, ids in enumerate(found) if j not in taken and call_id in ids), None)
+        carriers = [j for j, ids in enumerate(found) if j not in taken and call_id in ids]
+        # An output that started as another call of the stream (its START announced another
+        # provider id) comes last; an id the target minted itself is no other call's.
+        others = provider_ids - {call_id}
+        carrier = next((j for j in carriers if announced is None or announced[j] not in others), None)
+        if carrier is None:
+            carrier = carriers[0] if carriers else None
         if carrier is not None:
             pairs[position] = carrier
             taken.add(carrier)
-    provider_ids = {call_id for call_id in wanted if call_id}
     slots = [j for j, ids in enumerate(found) if j not in taken and not provider_ids.intersection(ids)]
     to_pair = [position for position in range(len(wanted)) if pairs[position] is None]
 

@@ -112,6 +112,7 @@ class CheckContext:
             [call.ids for call in calls],
             started=[self._started_at.get(call.segment_id) if call.segment_id else None for call in calls],
             first_seen=seen if len(seen) == len(expected) else None,
+            announced=[call.start_id for call in calls],
         )
         matches = []
         lost_ids: dict[int, ObservedCall] = {}
