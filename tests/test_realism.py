@@ -204,3 +204,17 @@ def test_written_cassettes_imitating_unconfirmed_claims_are_theoretical() -> Non
         "openai-compatible/dialect_object_arguments.yaml": ("object_arguments",),
         "openai-compatible/interleaved_parallel_calls.yaml": ("interleaved_calls",),
     }
+
+
+def test_a_counterexample_names_the_wire_shapes_its_bytes_were_rendered_with() -> None:
+    # A failure only the rendered bytes trigger (no `index` key) must say so: its chunks alone pass.
+    from conformance.handler.drive import Transcript
+    from conformance.handler.runner import _render
+    from conformance.handler.scenarios import ExpectedOutcome, Scenario
+    from reference_impl.types import ChunkResponse, ToolCallDelta
+
+    chunks = [ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0", "f", "{}")])]
+    plain = Scenario("generated", tuple(chunks), ExpectedOutcome(()))
+    dialect = Scenario("generated", tuple(chunks), ExpectedOutcome(()), wire_dialects=frozenset({"no_index"}))
+    assert "rendered with" not in _render(plain, chunks, Transcript(chunks), ["x"])
+    assert "wire:     rendered with no_index\n" in _render(dialect, chunks, Transcript(chunks), ["x"])

@@ -12,6 +12,7 @@ from conformance.verdict.check import (
     Counterexample,
     NotApplicable,
     Status,
+    finding_kind,
     signature,
 )
 from conformance.verdict.harm import HARMS, Harm, HarmVerdict, at_least, parse_harm, worst
@@ -48,6 +49,7 @@ __all__ = [
     "at_least",
     "describe_factory",
     "example_database",
+    "finding_kind",
     "merge_reports",
     "parse_harm",
     "register_hypothesis_profiles",

@@ -18,6 +18,7 @@ __all__ = [
     "Counterexample",
     "NotApplicable",
     "Status",
+    "finding_kind",
     "signature",
 ]
 
@@ -32,6 +33,11 @@ _QUOTED = re.compile(r"(?<!\w)'(?:[^'\\]|\\.)*'|(?<!\w)\"(?:[^\"\\]|\\.)*\"")
 _INNERMOST = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]")
 # Segment references (``#...``), uuids, numbers.
 _SCALARS = re.compile(r"#\S+|\b[0-9a-f]{32}\b|-?\d+(?:\.\d+)?")
+# The tool name in a call's label ("call 0 (get_weather id=..."): which tool the generator drew is
+# data, not the kind of failure (the same merge on get_weather and on get_time is one finding).
+_CALL_LABEL_NAME = re.compile(r"\b(call _ \()(?!id[ =])[^\s,()]+")
+# A call rendered as "NAME(ARGUMENTS)" once its arguments are blanked ("it ran as rea(_)").
+_RENDERED_CALL_NAME = re.compile(r"(?<![\w.-])[\w.-]+\(_\)")
 
 
 def signature(message: str) -> str:
@@ -46,8 +52,16 @@ def signature(message: str) -> str:
     while True:
         blanked = _INNERMOST.sub("_", text)
         if blanked == text:
-            return _SCALARS.sub("_", text)
+            return _RENDERED_CALL_NAME.sub("_(_)", _CALL_LABEL_NAME.sub(r"\1_", _SCALARS.sub("_", text)))
         text = blanked
+
+
+def finding_kind(message: str, harm: HarmVerdict | None) -> str:
+    """What makes two failing runs one finding: the same kind of violation (``signature``) doing
+    the same harm. A merge that ran the wrong arguments and one that only reshaped the events may
+    first say the same words; they are not the same bug, and the worse one must not hide."""
+    kind = signature(message)
+    return f"{kind} [{harm.harm.value}]" if harm is not None else kind
 
 
 ContextT = TypeVar("ContextT")
