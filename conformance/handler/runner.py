@@ -11,8 +11,7 @@ How a run goes:
    many). Every run is judged by every applicable check; a check's failure that another check's
    failure on the same run explains (``Check.consequence_of``) is counted under that check, and
    when the run itself could not be judged (unreadable events, a crash, a hang) nothing else is.
-2. **Shrink.** Each distinct failure (``verdict.finding_kind``: its message's signature and its
-   harm) first found by a
+2. **Shrink.** Each distinct failure (``verdict.signature`` of its message) first found by a
    search is searched again with the same seed and shrunk by hypothesis to a small input, at
    most ``keep`` per check (``None``: all).
 
@@ -57,9 +56,9 @@ from conformance.verdict import (
     Report,
     describe_factory,
     example_database,
-    finding_kind,
     resolve_profile,
     search_settings,
+    signature,
     the_same_search_in_every_process,
 )
 from conformance.wire.numbers import numbers_note
@@ -260,7 +259,6 @@ class _Found:
     # Searched first, before shrinking, when the failure was found on a theoretical input: the same
     # failure on an input of observed shapes only is what a maintainer should see.
     realistic: tuple[st.SearchStrategy[Case], ...] = ()
-    kind: str = ""  # the finding it shows (``finding_kind``): what the shrinking search must fail as
 
 
 class _Session:
@@ -319,10 +317,7 @@ class _Session:
             origin = (self.unit, self.failures)
             self.failures += 1
             self.first_failure.setdefault(check_id, origin)
-            kind = finding_kind(problems[0], run.harms.get(check_id))
-            new = result.shown_by(problems[0], kind) is None and (
-                self.keep is None or len(result.counterexamples) < self.keep
-            )
+            new = not result.shows(problems[0]) and (self.keep is None or len(result.counterexamples) < self.keep)
             text = _render(scenario, chunks, run.transcript, problems) if new else ""
             result.fail(
                 problems[0],
@@ -332,12 +327,11 @@ class _Session:
                 keep=self.keep,
                 harm=run.harms.get(check_id),
                 realism=stream_realism(chunks, scenario.wire_dialects) if new else None,
-                kind=kind,
             )
             if new:
                 self.origins[check_id].append(origin)
             if new and found is not None:
-                self.found.append(replace(found, result=result, message=problems[0], kind=kind, origin=origin))
+                self.found.append(replace(found, result=result, message=problems[0], origin=origin))
         if run.transcript.hung:
             raise _Stop(f"the target hung on scenario {scenario.name!r}; the run stopped there")
 
@@ -376,8 +370,8 @@ class _Session:
     @staticmethod
     def _kept(found: _Found) -> Any:
         """The counterexample kept for ``found``'s kind of failure (None: not kept)."""
-        wanted = found.kind or finding_kind(found.message, None)
-        return next((c for c in found.result.counterexamples if c.kind == wanted), None)
+        wanted = signature(found.message)
+        return next((c for c in found.result.counterexamples if signature(c.message) == wanted), None)
 
     def _small(self, found: _Found) -> bool:
         """A counterexample of a few chunks and at most one call is already as readable as shrinking makes it."""
@@ -405,7 +399,7 @@ class _Session:
 
     def _shrink_in(self, found: _Found, cases: st.SearchStrategy[Case], label: str) -> bool:
         """Search ``cases`` for ``found``'s failure and shrink it; True when the search is over (found or flaky)."""
-        wanted, check_id = found.kind or finding_kind(found.message, None), found.result.check.id
+        wanted, check_id = signature(found.message), found.result.check.id
         smallest: list[tuple[Scenario, list[ChunkResponse], _Run]] = []
 
         @search_settings(found.max_examples, found.seed)
@@ -414,7 +408,7 @@ class _Session:
             scenario, chunks = case
             run = self.judge(scenario, chunks, probe=False)
             problems = run.failed.get(check_id)
-            if problems and finding_kind(problems[0], run.harms.get(check_id)) == wanted:
+            if problems and signature(problems[0]) == wanted:
                 smallest[:] = [(scenario, chunks, run)]
                 raise AssertionError(problems[0])
 
@@ -435,7 +429,7 @@ class _Session:
         scenario, chunks, run = smallest[0]
         problems = run.failed[check_id]
         for position, kept in enumerate(found.result.counterexamples):
-            if kept.kind == wanted:
+            if signature(kept.message) == wanted:
                 kept.text = _render(scenario, chunks, run.transcript, problems)
                 kept.message = problems[0]
                 kept.input = Counterexample(scenario, tuple(chunks))

@@ -184,9 +184,7 @@ class ShardedRun:
         merged.scenarios_run = len(seen)
         origins: list[Origin] = []
         for origin, counterexample in sorted(met, key=lambda pair: pair[0]):
-            if merged.shown_by(counterexample.message, counterexample.kind) is not None or (
-                self.keep is not None and len(origins) >= self.keep
-            ):
+            if merged.shows(counterexample.message) or (self.keep is not None and len(origins) >= self.keep):
                 continue
             merged.counterexamples.append(counterexample)
             origins.append(origin)

@@ -12,7 +12,6 @@ from conformance.verdict.check import (
     Counterexample,
     NotApplicable,
     Status,
-    finding_kind,
     signature,
 )
 from conformance.verdict.harm import HARMS, Harm, HarmVerdict, at_least, parse_harm, worst
@@ -49,7 +48,6 @@ __all__ = [
     "at_least",
     "describe_factory",
     "example_database",
-    "finding_kind",
     "merge_reports",
     "parse_harm",
     "register_hypothesis_profiles",

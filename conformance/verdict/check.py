@@ -18,7 +18,6 @@ __all__ = [
     "Counterexample",
     "NotApplicable",
     "Status",
-    "finding_kind",
     "signature",
 ]
 
@@ -54,14 +53,6 @@ def signature(message: str) -> str:
         if blanked == text:
             return _RENDERED_CALL_NAME.sub("_(_)", _CALL_LABEL_NAME.sub(r"\1_", _SCALARS.sub("_", text)))
         text = blanked
-
-
-def finding_kind(message: str, harm: HarmVerdict | None) -> str:
-    """What makes two failing runs one finding: the same kind of violation (``signature``) doing
-    the same harm. A merge that ran the wrong arguments and one that only reshaped the events may
-    first say the same words; they are not the same bug, and the worse one must not hide."""
-    kind = signature(message)
-    return f"{kind} [{harm.harm.value}]" if harm is not None else kind
 
 
 ContextT = TypeVar("ContextT")
