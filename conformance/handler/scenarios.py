@@ -341,6 +341,22 @@ BUILTIN_SCENARIOS: tuple[Scenario, ...] = (
         "Every call's arguments stream as they arrive, not only the first call's (C07).",
     ),
     Scenario(
+        "idless_call_then_call_with_id_then_text_and_reasoning",
+        (
+            _tc(0, None, "get_weather", "{}"),
+            _tc(1, "call_1", "get_weather", "{}"),
+            ChunkResponse(content="00"),
+            ChunkResponse(reasoning="0"),
+        ),
+        ExpectedOutcome(
+            (ExpectedCall("get_weather", None, {}, "{}"), ExpectedCall("get_weather", "call_1", {}, "{}")),
+            text="00",
+            reasoning="0",
+        ),
+        "A call without an id (Gemini-style servers) before one with an id, then text and reasoning: each call "
+        "starts once, in wire order, and is never announced under the other's position (openai-agents).",
+    ),
+    Scenario(
         "text_and_reasoning_inside_an_open_call",
         (
             _tc(0, "call_s", "search", '{"q": '),
