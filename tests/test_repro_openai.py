@@ -74,6 +74,12 @@ def test_id_restated_on_every_chunk_is_concatenated():
     assert calls(choice) == [("call_acall_a", "get_weather", '{"city": "Rome"}')]
 
 
+def test_name_restated_on_every_chunk_is_concatenated():
+    # openai-compatible/dialect_name_restated: the call runs under a name no tool has
+    choice = fold(sse(tc(0, "call_a", "get_weather", '{"city":'), tc(0, None, "get_weather", ' "Rome"}')))
+    assert calls(choice) == [("call_a", "get_weatherget_weather", '{"city": "Rome"}')]
+
+
 def test_every_call_on_index_zero_is_merged_into_one():
     # openai-compatible/dialect_index_always_zero: ids, names and arguments concatenated
     choice = fold(sse(tc(0, "call_a", "get_weather", '{"city": "Oslo"}'), tc(0, "call_b", "get_time", '{"tz": "UTC"}')))
