@@ -162,15 +162,15 @@ _SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "name_late",
-        "observed",
+        "theoretical",
         "argument text arrives before the call's name is complete",
-        servers="vLLM (Cohere Command parser before PR 44907; Command-A on vLLM), vmlx (MiniMax-M2, regression fixed by PR 244)",
+        servers="none known (the captures below show an empty name first, with no argument text before the name)",
         evidence=(
             'issue: https://github.com/vllm-project/vllm/pull/44907 — vLLM "Before fix": `tool_delta_1: [{"id":"0",...,"function":{"name":"","arguments":""}}]` then `tool_delta_2: [{"id":"",...,"function":{"name":"bash","arguments":""}}]`',
             'issue: https://github.com/jjang-ai/vmlx/pull/244 — "reproduced live": opening delta `{index:0, id:call_x, function:{name:"", arguments:""}}`, then `{... name:"bash", arguments:"{...}"}`',
             'issue: https://github.com/vercel/ai/pull/16507 — "Command-a model running on VLLM returns the problematic format": first `function.name` is `""`, real name later',
         ),
-        why='Observed only in the narrower form: the call\'s first delta carries an id but an empty name, and the name arrives on a later delta. In every quoted stream the argument text before the name is `""`. Non-empty argument bytes before the name are not shown by any capture. vercel/ai#14722 describes that variant but does not name the provider.',
+        why='Theoretical as detected (argument bytes before the name). What the captures show is narrower: the call\'s first delta carries an id and an empty name, the name arrives on a later delta, and the argument text before it is `""` (vLLM before PR 44907, vmlx before PR 244, Command-A on vLLM). vercel/ai#14722 describes the wider variant but names no provider. Tag observed once a capture shows argument text before the name.',
     ),
     Shape(
         "no_name",
