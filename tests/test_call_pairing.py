@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -19,8 +20,8 @@ from conformance.handler.scenarios import ExpectedCall, ExpectedOutcome
 from conformance.verdict import Profile
 from conformance.wire.pairing import pair_calls
 from reference_impl import ApiToolCallStreamingResponseHandler
-from reference_impl.types import ChunkResponse, ToolCallDelta
-from tests.mutants.api_handler_mutants import IdOnlyAtStart, NameConcat
+from reference_impl.types import ChunkResponse, SegmentEventType, ToolCallDelta, ToolInvocation
+from tests.mutants.api_handler_mutants import IdOnlyAtStart, NameConcat, SegmentIdAsInvocationId
 
 _PARIS, _OSLO = '{"city": "Paris"}', '{"city": "Oslo"}'
 
@@ -166,3 +167,19 @@ def test_an_output_that_started_without_an_id_keeps_the_id_that_arrived_late() -
     assert pair_calls(["call_dup", "call_dup"], found, announced=[None, "call_dup"]) == [0, 1]
     # pydantic-ai starts it under an id it minted (pyd_ai_...): no other call's either.
     assert pair_calls(["call_dup", "call_dup"], found, announced=["pyd_ai_1", "call_dup"]) == [0, 1]
+
+
+class _IdOnOnlyTheStart(SegmentIdAsInvocationId):
+    """The provider id is on the START alone: the END has none and the invocation runs under the
+    segment id, so the follow-up cannot answer the provider's call."""
+
+    def get_all_invocations(self) -> list[ToolInvocation]:
+        segments = [e.segment_id for e in self.get_all_events() if e.event_type is SegmentEventType.END]
+        return [replace(i, id=s) for i, s in zip(super().get_all_invocations(), segments, strict=False)]
+
+
+def test_an_id_on_the_start_alone_is_a_lost_provider_id() -> None:
+    # The START's id helps choose which output stands for a call; it never counts as kept.
+    scenario = _scenario("one_call", (_chunk(0, "call_1", "f", '{"a": 1}'),), ExpectedCall("f", "call_1", {"a": 1}))
+    found = violations(_IdOnOnlyTheStart, scenario, capabilities=Capabilities(callbacks=False))
+    assert [line.split(":")[0] for line in found] == ["provider_ids_kept"], found

@@ -83,8 +83,11 @@ class ObservedCall:
 
     @property
     def ids(self) -> set[str]:
-        """Every id under which a consumer could find this call (END and START call_id, segment id, invocation id)."""
-        found = {self.call_id, self.start_id, self.segment_id, self.invocation.id if self.invocation else None}
+        """Every id under which a consumer could find this call (END call_id, segment id, invocation id).
+
+        Not the id its START announced: a follow-up is built from what the call ended as (an id on
+        the START alone does not reach it), so pairing uses that id only to choose (``_matching``)."""
+        found = {self.call_id, self.segment_id, self.invocation.id if self.invocation else None}
         return {value for value in found if value}
 
     @property

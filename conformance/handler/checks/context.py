@@ -107,9 +107,11 @@ class CheckContext:
         expected = self.scenario.expected.tool_calls
         calls = self._calls_in_start_order
         seen = [deltas[0][0] if deltas else None for deltas in self.deltas_by_call]
+        # An output is found under the id its START announced too; one paired that way whose END
+        # and invocation lost the id is a lost id below (provider_ids_kept), never a kept one.
         slots = pair_calls(
             [call.call_id for call in expected],
-            [call.ids for call in calls],
+            [call.ids | ({call.start_id} if call.start_id else set()) for call in calls],
             started=[self._started_at.get(call.segment_id) if call.segment_id else None for call in calls],
             first_seen=seen if len(seen) == len(expected) else None,
             announced=[call.start_id for call in calls],
