@@ -229,22 +229,34 @@ def test_a_merge_that_still_parses_is_caught_whatever_the_seed(seed: int) -> Non
 
 
 def test_the_generator_draws_a_merge_that_still_parses() -> None:
-    from hypothesis import HealthCheck, given, settings
+    # Seeded and without mined literals: an unseeded 200-draw search found this shape 0 to 9 times
+    # depending on the run, and a CI run drew it once (the rate is about 2 in 100 draws).
+    from hypothesis import HealthCheck, given, seed, settings
 
     from conformance.handler.generate import wire_scenarios
+    from conformance.verdict.profiles import the_same_search_in_every_process
+
+    def parses(text: str) -> bool:
+        try:
+            json.loads(text)
+        except ValueError:
+            return False
+        return True
 
     found: list[bool] = []
 
-    @settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck), deadline=None)
+    @seed(0)
+    @settings(max_examples=300, database=None, suppress_health_check=list(HealthCheck), deadline=None)
     @given(wire_scenarios())
     def draw(scenario: Scenario) -> None:
         calls = scenario.expected.tool_calls
         found.extend(
-            a.conflict_group is not None and a.raw_arguments == "" and bool(b.raw_arguments) and b.valid
+            a.conflict_group is not None and bool(b.raw_arguments) and parses(a.raw_arguments + b.raw_arguments)
             for a, b in itertools.pairwise(calls)
         )
 
-    draw()
+    with the_same_search_in_every_process():
+        draw()
     assert sum(found) >= 3, sum(found)
 
 
