@@ -311,3 +311,57 @@ def test_published_pages_are_what_the_renderer_makes_of_the_json() -> None:
     assert markdown == render_markdown(matrix, PUBLISHED.parent.resolve(), (ROOT / "docs").resolve(), ROOT)
     for match in re.findall(r"\]\(([^)#]+)\)", markdown):
         assert (ROOT / "docs" / match).exists(), match
+
+
+def _finding_of(harm: str, *, policy: str = "", outside: str = "") -> Finding:
+    return Finding(message="m", harm=harm, realism="observed", policy=policy, outside_target=outside)
+
+
+@pytest.mark.parametrize(
+    ("findings", "kind"),
+    [
+        ([_finding_of("ran_wrong")], "defect"),
+        ([_finding_of("misidentified")], "defect"),
+        ([_finding_of("stream_shape")], "deviation"),
+        ([_finding_of("ran_wrong", policy="p")], "caller_decides"),
+        ([_finding_of("lost", outside="no_index: typed int")], "outside_target"),
+        ([_finding_of("lost", outside="o"), _finding_of("ran_wrong", policy="p")], "caller_decides"),
+        ([_finding_of("lost", outside="o"), _finding_of("crashed")], "defect"),
+        ([_finding_of("stream_shape"), _finding_of("crashed", outside="o")], "outside_target"),
+    ],
+)
+def test_a_cell_is_a_defect_while_one_harmful_finding_is_neither_a_policy_nor_outside_target(
+    findings: list[Finding], kind: str
+) -> None:
+    from conformance.matrix.runner import _kind
+
+    assert _kind(findings) == kind
+
+
+def test_a_finding_is_outside_target_only_for_a_shape_its_input_has() -> None:
+    from conformance.matrix.runner import _finding
+    from conformance.verdict import CheckResult
+    from conformance.verdict.check import Counterexample
+    from conformance.verdict.harm import Harm, HarmVerdict
+    from conformance.wire.shapes import realism_of
+
+    result = CheckResult(STACK_CHECKS[0])
+    outside = {"no_index": "index is a required int"}
+
+    def finding(*shapes: str) -> Finding:
+        harm = HarmVerdict(Harm.CRASHED, "raised")
+        counterexample = Counterexample("t", "the stack raised TypeError", harm=harm, realism=realism_of(shapes))
+        return _finding(result, counterexample, "openai", {}, outside)
+
+    assert finding("arguments_fragmented", "no_index").outside_target == "no_index: index is a required int"
+    assert finding("arguments_fragmented", "null_continuation_fields").outside_target == ""
+
+
+def test_every_adapter_declares_real_shapes_and_causes() -> None:
+    from conformance.wire.may_run import WHY_NOT
+    from conformance.wire.shapes import SHAPES
+
+    for info in adapters():
+        assert set(info.outside_target) <= set(SHAPES), f"{info.name}: unknown shapes"
+        assert set(info.policies) <= set(WHY_NOT), f"{info.name}: unknown causes"
+        assert all(why.strip() for why in [*info.outside_target.values(), *info.policies.values()]), info.name

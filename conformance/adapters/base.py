@@ -97,6 +97,10 @@ class AdapterInfo:
     run (``truncated``, ``incomplete``, ``provider_error``: ``HarmVerdict.cause``), each with where it
     says so and how it exposes the reason: a finding covered by one is shown as "caller decides",
     never as the library's defect (the issue's rule: judge "must not run" at the layer that decides);
+    ``outside_target`` the input shapes (ids of ``conformance.wire.shapes.SHAPES``) the library does
+    not claim to read, each with the evidence (its documented or typed contract, a report its
+    maintainers closed): a finding whose input has one is shown as "outside target", never as a
+    defect (a crash on a value the library's own types admit is not outside it);
     ``extra`` the pip extra that installs it;
     ``environment`` variables set before the library is imported (a library that fetches from the
     network on import, otherwise). A library that runs in Node sets ``node`` instead of
@@ -114,6 +118,7 @@ class AdapterInfo:
     excluded: Mapping[str, str] = field(default_factory=dict)
     recordings_excluded: Mapping[str, str] = field(default_factory=dict)
     policies: Mapping[str, str] = field(default_factory=dict)
+    outside_target: Mapping[str, str] = field(default_factory=dict)
     extra: str = "adapters"
     environment: Mapping[str, str] = field(default_factory=dict)
     node: NodePackages | None = None

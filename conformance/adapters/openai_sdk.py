@@ -27,6 +27,18 @@ from conformance.stack import Stack, StackCapabilities, sdk_stack
 
 __all__ = ["ADAPTER", "accumulate", "make_stack"]
 
+# What the SDK does not claim to read (``AdapterInfo.outside_target``): it reads OpenAI's (and Azure
+# OpenAI's) stream through its own types. A crash on a value those types admit (null id or type on a
+# continuation: ``Optional``) is not in this list; it stays a defect.
+_INDEX_REQUIRED = (
+    "`ChoiceDeltaToolCall.index` is a required int in the SDK's types and OpenAI always sends it; the report for "
+    "Gemini's OpenAI-compatible endpoint (https://github.com/openai/openai-python/issues/2806) was closed"
+)
+_FIRST_DELTA_ONLY = (
+    "OpenAI sends a call's id and name once, on its first delta (four api.openai.com recordings); the SDK "
+    "appends each string field a delta carries, which reads OpenAI's stream exactly"
+)
+
 ADAPTER = AdapterInfo(
     name="openai",
     distributions=("openai",),
@@ -36,6 +48,21 @@ ADAPTER = AdapterInfo(
     capabilities=StackCapabilities(apis=("openai-chat",), text=True, reasoning=False),
     summary="ChatCompletionStreamState (chat.completions.stream()) over the SDK's own chunks, replayed from "
     "the bundled Chat Completions recordings",
+    policies={
+        "incomplete": "a body that ends before its finish chunk leaves the accumulated choice's finish_reason None "
+        "(a connection dropped mid-body raises APIConnectionError instead), and the SDK runs no tools: whether to "
+        "run calls of a turn that never said `tool_calls` is its caller's decision",
+    },
+    outside_target={
+        "no_index": _INDEX_REQUIRED,
+        "null_index": _INDEX_REQUIRED,
+        "index_always_zero": "OpenAI numbers a turn's calls 0, 1, ... and the SDK merges deltas by that index; a "
+        "server that puts every call on index 0 (Ollama) is not OpenAI's stream",
+        "id_restated": _FIRST_DELTA_ONLY,
+        "name_restated": _FIRST_DELTA_ONLY,
+        "object_arguments": "`ChoiceDeltaToolCallFunction.arguments` is typed `str` (JSON text): a JSON object there "
+        "is not a value the SDK's types admit",
+    },
 )
 
 

@@ -9,6 +9,9 @@ input shape: its harm, its realism, its direct reproductions) and is of one kind
   is wrong), not covered by a policy the library documents;
 * ``caller_decides``: every such finding is a policy the library documents as its caller's
   (running calls of a truncated turn, where it exposes the stop reason: ``AdapterInfo.policies``);
+* ``outside_target``: every such finding's input has a shape the library does not claim to read,
+  with the evidence (``AdapterInfo.outside_target``: e.g. tool deltas without ``index`` for the
+  OpenAI SDK, whose maintainers closed that report for a compatible server): shown, never a defect;
 * ``deviation``: ``stream_shape`` findings only (what runs is right; the event stream differs).
 
 What ``.ci/run`` compares between two measurements is ``Cell.key``: the status, the kind, the worst
@@ -26,7 +29,7 @@ __all__ = ["CELL_KINDS", "MATRIX_SCHEMA", "Cell", "Column", "Finding", "Matrix",
 MATRIX_SCHEMA = 2
 
 CellStatus = Literal["pass", "fail", "skip", "n/a"]
-CELL_KINDS = ("defect", "caller_decides", "deviation")
+CELL_KINDS = ("defect", "caller_decides", "outside_target", "deviation")
 
 
 @dataclass
@@ -41,6 +44,7 @@ class Finding:
     realism_note: str = ""
     reproductions: list[str] = field(default_factory=list)
     policy: str = ""  # the library's documented policy that covers it (a caller_decides finding)
+    outside_target: str = ""  # the shape of its input the library does not claim to read, and why
 
     def to_json(self) -> dict[str, Any]:
         return {key: value for key, value in asdict(self).items() if value not in ("", [])}

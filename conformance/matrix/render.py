@@ -80,7 +80,12 @@ def _md_cell(cell: Cell, matrix_dir: Path, markdown_dir: Path, root: Path | None
     return f"{_label(cell, bold=True)} " + " ".join(links)
 
 
-_KIND_LABELS = {"defect": "DEFECT", "caller_decides": "caller decides", "deviation": "deviation"}
+_KIND_LABELS = {
+    "defect": "DEFECT",
+    "caller_decides": "caller decides",
+    "outside_target": "outside target",
+    "deviation": "deviation",
+}
 
 
 def _label(cell: Cell, *, bold: bool = False) -> str:
@@ -112,7 +117,8 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         " drives the library without the suite. A **DEFECT** cell has a finding of harm `misidentified` or worse;"
         " a *deviation* cell only `stream_shape` findings (what runs is right; the event stream a UI renders"
         " differs); a *caller decides* cell only findings the library documents as its caller's decision (with"
-        " where it says so).",
+        " where it says so); an *outside target* cell only findings whose input has a shape the library does not"
+        " claim to read (with the evidence: its typed contract, a report its maintainers closed).",
         "",
         f"Measured on {matrix.measured} with profile `{matrix.profile}`, seed {matrix.seed}, {matrix.python},"
         f" toolcall-conformance {matrix.suite_version}. Versions: {_columns_line(matrix)}.",
@@ -186,6 +192,8 @@ def _finding_text(finding: Finding, code: str = "") -> str:
     """One finding on one line: harm, realism, the violation, the policy covering it, its reproductions."""
     tests = ", ".join(f"{code}{node}{code}" for node in finding.reproductions) or "no direct reproduction yet"
     policy = f" Caller decides: {finding.policy}." if finding.policy else ""
+    if finding.outside_target:
+        policy += f" Outside the library's target: {finding.outside_target}."
     return (
         f"{finding.harm or 'unclassified'}, {finding.realism or 'realism unknown'}: {finding.message} "
         f"({finding.harm_why}; {finding.realism_note}).{policy} Reproduced by {tests}."
@@ -291,7 +299,8 @@ versions measured on {html.escape(matrix.measured)} (profile <code>{html.escape(
 of distinct failing scenarios, links its minimal counterexample and the direct reproduction (a test that drives the
 library without the suite). A failing cell is a <strong>DEFECT</strong> (a finding of harm <code>misidentified</code> or
 worse: what runs, or what the follow-up says, is wrong), a <em>deviation</em> (only <code>stream_shape</code>: the event
-stream differs, what runs is right) or <em>caller decides</em> (a policy the library documents as its caller's). Each
+stream differs, what runs is right), <em>caller decides</em> (a policy the library documents as its caller's) or
+<em>outside target</em> (the input has a shape the library does not claim to read, with the evidence). Each
 finding says its harm and how real its input is (<a href="../realism.md">observed from a named server, or
 theoretical</a>). Hover a cell for its reason. Data: <a href="matrix.json">matrix.json</a>.</p>
 <table class="matrix">

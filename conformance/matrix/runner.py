@@ -78,10 +78,18 @@ def _short(reason: str, requires: Sequence[str], capabilities: Capabilities | No
 _DEFECT = Harm.MISIDENTIFIED
 
 
-def _finding(result: CheckResult, counterexample: Counterexample, column: str, policies: Mapping[str, str]) -> Finding:
+def _finding(
+    result: CheckResult,
+    counterexample: Counterexample,
+    column: str,
+    policies: Mapping[str, str],
+    outside: Mapping[str, str],
+) -> Finding:
     harm = counterexample.harm
     realism = counterexample.realism
     policy = policies.get(harm.cause, "") if harm is not None and harm.cause else ""
+    # The input's shapes the library does not claim to read (its maintainers would close the report).
+    untargeted = [f"{shape}: {outside[shape]}" for shape in (realism.shapes if realism else ()) if shape in outside]
     return Finding(
         message=counterexample.message,
         harm=harm.harm.value if harm is not None else "",
@@ -90,25 +98,34 @@ def _finding(result: CheckResult, counterexample: Counterexample, column: str, p
         realism_note=realism.describe() if realism is not None else "",
         reproductions=reproductions_for(column, result.check.id, counterexample.message),
         policy=policy,
+        outside_target="; ".join(untargeted),
     )
 
 
 def _kind(findings: Sequence[Finding]) -> str:
-    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides or deviation."""
-    if any((not f.harm or at_least(Harm(f.harm), _DEFECT)) and not f.policy for f in findings):
+    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides, outside_target or
+    deviation."""
+    harmful = [f for f in findings if not f.harm or at_least(Harm(f.harm), _DEFECT)]
+    if any(not f.policy and not f.outside_target for f in harmful):
         return "defect"
-    return "caller_decides" if any(f.policy for f in findings) else "deviation"
+    if any(f.policy for f in harmful):
+        return "caller_decides"
+    return "outside_target" if harmful else "deviation"
 
 
 def _cell(
-    result: CheckResult, column: str, capabilities: Capabilities | None, policies: Mapping[str, str] | None = None
+    result: CheckResult,
+    column: str,
+    capabilities: Capabilities | None,
+    policies: Mapping[str, str] | None = None,
+    outside: Mapping[str, str] | None = None,
 ) -> Cell:
     if result.status == "skipped":
         reason = result.skipped_reason
         return Cell("skip", reason=reason, short=_short(reason, sorted(result.check.requires), capabilities))
     if result.status == "passed":
         return Cell("pass", examples=result.examples_run)
-    findings = [_finding(result, c, column, policies or {}) for c in result.counterexamples]
+    findings = [_finding(result, c, column, policies or {}, outside or {}) for c in result.counterexamples]
     worst_harm = worst(Harm(f.harm) for f in findings if f.harm)
     return Cell(
         "fail",
@@ -146,6 +163,7 @@ def _fill(
     suite: str,
     *,
     policies: Mapping[str, str] | None = None,
+    outside: Mapping[str, str] | None = None,
 ) -> None:
     matrix = run.matrix
     column.seconds = round(report.seconds, 1)
@@ -158,7 +176,7 @@ def _fill(
         result = by_id.get(row.check)
         if result is None:
             continue  # excluded by the adapter: filled by the caller
-        cell = _cell(result, column.name, capabilities, policies)
+        cell = _cell(result, column.name, capabilities, policies, outside)
         matrix.cells[row.check][column.name] = cell
         if cell.status == "fail":
             text = _counterexample_text(result, column.label, matrix.profile, matrix.seed)
@@ -251,7 +269,7 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
                 target=info.label,
                 excluded=info.recordings_excluded,
             )
-        _fill(run, column, report, None, "stack", policies=info.policies)
+        _fill(run, column, report, None, "stack", policies=info.policies, outside=info.outside_target)
         _not_applicable(matrix, info.name, "stack")
         return
     report = run_conformance(
@@ -263,7 +281,7 @@ def _run_adapter(run: MatrixRun, info: AdapterInfo) -> None:
         checks=[check for check in CHECKS if check.id not in info.excluded],
         keep_counterexamples=run.keep,
     )
-    _fill(run, column, report, capabilities, "handler", policies=info.policies)
+    _fill(run, column, report, capabilities, "handler", policies=info.policies, outside=info.outside_target)
     for check, why in info.excluded.items():
         matrix.cells[check][info.name] = Cell("skip", reason=f"not judged by the adapter: {why}", short="adapter")
     _not_applicable(matrix, info.name, "handler")

@@ -15,7 +15,7 @@ call (a turn that ended abnormally is retried as a whole, whatever state each ca
    withheld: an error event or object (the SDK raised mid-stream), or a stop reason of that kind
    (``STOP_REASONS``: Responses ``failed``, Chat ``content_filter``, Anthropic ``refusal``,
    Gemini ``SAFETY``, Bedrock ``guardrail_intervened``, Cohere ``ERROR``, ...);
-2. ``incomplete``: the stream ended without its terminal event (a cut connection);
+2. ``incomplete``: the stream ended without its terminal event (the body stopped before it);
 3. ``truncated``: the provider cut the turn at its token limit (the stop reasons of
    ``STOP_REASONS``: Chat ``length``, Responses ``max_output_tokens``, Anthropic ``max_tokens``, ...);
 4. ``no_name``: the stream never named the call;
@@ -64,7 +64,7 @@ __all__ = [
 WHY_NOT: Mapping[str, str] = {
     "provider_error": "the provider reported an error inside the stream (an error event, or a stop reason that "
     "says the turn failed or was withheld)",
-    "incomplete": "the stream ended without its terminal event (a cut connection)",
+    "incomplete": "the stream ended without its terminal event (the body stopped before it)",
     "truncated": "the provider cut the turn at its token limit",
     "no_name": "the stream never named the call",
     "invalid_arguments": "the argument text is not one JSON object (invalid, truncated text, a list or a scalar, "

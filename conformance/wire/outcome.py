@@ -49,7 +49,7 @@ class ExpectedToolCall:
     * ``provider_error``: the provider reported an error inside the stream (an error event, or a
       stop reason that says the turn failed or was withheld: Responses ``failed``, Chat
       ``content_filter``, Anthropic ``refusal``, ...);
-    * ``incomplete``: the stream ended without its terminal event (a cut connection);
+    * ``incomplete``: the stream ended without its terminal event (the body stopped before it);
     * ``truncated``: the provider cut the turn at its token limit (Chat and Ollama ``length``,
       Responses ``max_output_tokens``, Anthropic and Bedrock ``max_tokens``, Gemini and Cohere
       ``MAX_TOKENS``, ...), even when the call's arguments happen to parse;

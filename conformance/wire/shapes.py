@@ -356,13 +356,13 @@ _SHAPES: tuple[Shape, ...] = (
     Shape(
         "stream_cut",
         "observed",
-        "the body stops without its terminal event (a dropped connection)",
-        servers="Anthropic Messages API, DeepSeek (connection reset, through a key proxy)",
+        "the body ends without its terminal event (no `[DONE]`, `message_stop` or `response.completed`): the connection closed cleanly",
+        servers="DeepSeek (through a key proxy: an upstream reset reached the client as a clean end of body); Anthropic Messages API (mid-stream drops, on which the HTTP client raises)",
         evidence=(
-            'issue: https://github.com/anthropics/anthropic-sdk-python/issues/1470 — claude-opus-4-6: "Stream died mid-`text_editor_code_execution.input_json_delta` — the `partial_json` cut off cleanly at `{"command": "create"`"; `peer closed connection without sending complete message body`',
             'issue: https://github.com/tetsuo-ai/agenc-core/pull/2492 — "DeepSeek reset two long reasoning streams mid-flight" (`read ECONNRESET`); the client received "a normal end of body, with no finish_reason, no `[DONE]` and no usage"',
+            'issue: https://github.com/anthropics/anthropic-sdk-python/issues/1470 — claude-opus-4-6: "Stream died mid-`text_editor_code_execution.input_json_delta` — the `partial_json` cut off cleanly at `{"command": "create"`"; `peer closed connection without sending complete message body`',
         ),
-        why="Real mid-stream drops are reported. The Anthropic one is mid tool input (a server tool); the DeepSeek one is mid reasoning.",
+        why="Two different events. A connection dropped mid-body makes httpx raise (`peer closed connection without sending complete message body`, the Anthropic report), which the SDKs surface as a connection error: nothing to read. A body that ends cleanly before its terminal event (the DeepSeek report, through a proxy) reaches the reader as a normal end; that is what the bundled `stream_cut_*` recordings model, and only the missing terminal event (no stop reason) tells it apart.",
     ),
     Shape(
         "arguments_invalid_json",

@@ -205,10 +205,36 @@ def stream_realism(chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str
     return realism_of(chunk_shapes(chunks) | wire_dialects)
 
 
-def _chat_entry_shapes(entry: Any, zero_ids: set[str]) -> set[str]:
+def _restated_shapes(entry: dict[str, Any], open_calls: dict[Any, tuple[str, str]]) -> set[str]:
+    """An id or name repeated on a continuation of the call open on the entry's index (the reference
+    converter drops a restated field, so only the payload shows it)."""
+    function = entry.get("function")
+    call_id = str(entry.get("id") or "")
+    name = str(function.get("name") or "") if isinstance(function, dict) else ""
+    key = entry.get("index")
+    shapes: set[str] = set()
+    before = open_calls.get(key)
+    if before is not None and not (call_id and before[0] and call_id != before[0]):
+        if call_id and call_id == before[0]:
+            shapes.add("id_restated")
+        if name and name == before[1]:
+            shapes.add("name_restated")
+        if entry.get("id") == "" or (isinstance(function, dict) and function.get("name") == ""):
+            shapes.add("empty_string_continuation_fields")
+        open_calls[key] = (before[0] or call_id, before[1] or name)
+        return shapes
+    open_calls[key] = (call_id, name)
+    arguments = function.get("arguments") if isinstance(function, dict) else None
+    if name and (isinstance(arguments, dict) or (isinstance(arguments, str) and _is_object(arguments))):
+        shapes.add("whole_call_per_chunk")
+    return shapes
+
+
+def _chat_entry_shapes(entry: Any, zero_ids: set[str], open_calls: dict[Any, tuple[str, str]]) -> set[str]:
     shapes: set[str] = set()
     if not isinstance(entry, dict):
         return shapes
+    shapes |= _restated_shapes(entry, open_calls)
     if "index" not in entry:
         shapes.add("no_index")
     elif entry["index"] is None:
@@ -228,7 +254,9 @@ def _chat_entry_shapes(entry: Any, zero_ids: set[str]) -> set[str]:
     return shapes
 
 
-def _chat_choice_shapes(choice: Any, position: int, zero_ids: set[str]) -> set[str]:
+def _chat_choice_shapes(
+    choice: Any, position: int, zero_ids: set[str], open_calls: dict[Any, tuple[str, str]]
+) -> set[str]:
     shapes: set[str] = set()
     delta = choice.get("delta") if isinstance(choice, dict) else None
     if not isinstance(delta, dict):
@@ -241,7 +269,7 @@ def _chat_choice_shapes(choice: Any, position: int, zero_ids: set[str]) -> set[s
     if entries and choice.get("finish_reason"):
         shapes.add("tool_delta_with_finish")
     for entry in entries:
-        shapes |= _chat_entry_shapes(entry, zero_ids)
+        shapes |= _chat_entry_shapes(entry, zero_ids, open_calls)
     return shapes
 
 
@@ -249,6 +277,7 @@ def chat_body_shapes(payloads: Iterable[Any]) -> frozenset[str]:
     """The byte-level shapes an OpenAI-compatible Chat Completions body shows, from its payloads."""
     shapes: set[str] = set()
     zero_ids: set[str] = set()
+    open_calls: dict[Any, tuple[str, str]] = {}  # wire index -> the id and name of the call open on it
     usage_chunks = 0
     for position, payload in enumerate(payloads):
         if not isinstance(payload, dict):
@@ -259,7 +288,7 @@ def chat_body_shapes(payloads: Iterable[Any]) -> frozenset[str]:
         if payload.get("usage") and choices:
             usage_chunks += 1
         for choice in choices or ():
-            shapes |= _chat_choice_shapes(choice, position, zero_ids)
+            shapes |= _chat_choice_shapes(choice, position, zero_ids, open_calls)
     if len(zero_ids) > 1:
         shapes.add("index_always_zero")
     if usage_chunks > 1:
@@ -278,6 +307,8 @@ def recording_realism(body: Body) -> Realism:
         shapes |= chunk_shapes(replay_body(body).chunks)
     if body.api == "openai-chat":
         shapes |= chat_body_shapes(body.payloads(strict=False))
+        if any(piece.startswith(b":") or b"\n:" in piece for piece in body.chunks()):
+            shapes.add("sse_comments")
     if body.converter_options.get("cumulative_arguments"):
         shapes.add("cumulative_arguments")
     return realism_of(shapes)
