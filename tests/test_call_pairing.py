@@ -183,3 +183,20 @@ def test_an_id_on_the_start_alone_is_a_lost_provider_id() -> None:
     scenario = _scenario("one_call", (_chunk(0, "call_1", "f", '{"a": 1}'),), ExpectedCall("f", "call_1", {"a": 1}))
     found = violations(_IdOnOnlyTheStart, scenario, capabilities=Capabilities(callbacks=False))
     assert [line.split(":")[0] for line in found] == ["provider_ids_kept"], found
+
+
+def test_calls_given_one_id_pair_with_the_outputs_that_say_what_they_say() -> None:
+    # same_tool_twice_same_provider_id: openai-agents started the second call first and ran both
+    # right; pairing the first call with the first output reported its arguments as the other's
+    # (a ran_wrong finding on calls_in_wire_order, published, that no maintainer would accept).
+    swapped = {(0, 1), (1, 0)}
+    assert pair_calls(["d", "d"], [{"d"}, {"d"}], agrees=lambda i, j: (i, j) in swapped) == [1, 0]
+    assert pair_calls(["d", "d"], [{"d"}, {"d"}], agrees=lambda i, j: False) == [0, 1]  # else output order
+
+
+def test_agreement_is_never_asked_between_calls_with_ids_of_their_own() -> None:
+    def never(call: int, output: int) -> bool:
+        raise AssertionError("asked")
+
+    assert pair_calls(["a", "b"], [{"b"}, {"a"}], agrees=never) == [1, 0]
+    assert pair_calls([None, None], [set(), set()], agrees=never) == [0, 1]

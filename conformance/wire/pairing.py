@@ -8,6 +8,9 @@ pair blames the wrong call, or the wrong check (a concatenated name read as swap
    known which id each output call announced when it started (a handler's START), one that started
    as another call of the stream comes last (an END that names another call's id does not take
    that call's place; a START without an id, or with an id the target minted, is no other call's).
+   When the provider gave several calls the same id, nothing on the wire says which output is
+   which: one that says what the call says (``agrees``: its name and arguments) comes first, so two
+   such calls run right in another order are not reported as each other's wrong arguments.
 2. Every other call pairs by wire position: the k-th of them (in wire order) with the k-th
    unclaimed output call, in the order the output calls first appeared (unclaimed: carrying no
    id the provider gave any call of the stream).
@@ -40,6 +43,7 @@ def pair_calls(
     started: Sequence[int | None] | None = None,
     first_seen: Sequence[int | None] | None = None,
     announced: Sequence[str | None] | None = None,
+    agrees: Callable[[int, int], bool] | None = None,
 ) -> list[int | None]:
     """For each call of the stream, the position in ``found`` of the output call that stands for it, or None.
 
@@ -48,7 +52,8 @@ def pair_calls(
     output calls first appeared. ``started`` (per output call) and ``first_seen`` (per call of the
     stream) are chunk positions where known: when the output call started, and when the call first
     appeared on the wire (None: unknown). ``announced`` (per output call) is the id it announced when
-    it started, where known.
+    it started, where known. ``agrees(call, output)``: whether the output says what the call says,
+    asked only among the outputs carrying an id the provider gave several calls.
 
     A call whose provider id no output carries may be given the output call holding its slot (which
     then does not carry that id): whether to count it as that call is the caller's choice.
@@ -56,10 +61,13 @@ def pair_calls(
     pairs: list[int | None] = [None] * len(wanted)
     taken: set[int] = set()
     provider_ids = {call_id for call_id in wanted if call_id}
+    shared = {call_id for call_id in provider_ids if sum(1 for other in wanted if other == call_id) > 1}
     for position, call_id in enumerate(wanted):
         if not call_id:
             continue
         carriers = [j for j, ids in enumerate(found) if j not in taken and call_id in ids]
+        if call_id in shared and agrees is not None:
+            carriers.sort(key=lambda j: not agrees(position, j))  # stable: otherwise in output order
         # An output that started as another call of the stream (its START announced another
         # provider id) comes last; an id the target minted itself is no other call's.
         others = provider_ids - {call_id}

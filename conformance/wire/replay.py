@@ -261,11 +261,17 @@ def pair_outcome_calls(
     slots = pair_calls(
         [call.call_id for call in expected.tool_calls],
         [{got.call_id} if got.call_id else set() for got in actual.tool_calls],
+        agrees=lambda i, j: _says_the_same(expected.tool_calls[i], actual.tool_calls[j]),
     )
     return [
         (position, want, actual.tool_calls[slot] if slot is not None else None)
         for position, (want, slot) in enumerate(zip(expected.tool_calls, slots, strict=True))
     ]
+
+
+def _says_the_same(want: ExpectedToolCall, got: ExpectedToolCall) -> bool:
+    """Same name and arguments (used only between calls the provider gave one id)."""
+    return got.name == want.name and same_json(got.arguments, want.arguments)
 
 
 def _order_problems(actual: Outcome, pairs: list[tuple[int, ExpectedToolCall, ExpectedToolCall | None]]) -> list[str]:

@@ -115,6 +115,7 @@ class CheckContext:
             started=[self._started_at.get(call.segment_id) if call.segment_id else None for call in calls],
             first_seen=seen if len(seen) == len(expected) else None,
             announced=[call.start_id for call in calls],
+            agrees=lambda i, j: self._says_the_same(expected[i], calls[j]),
         )
         matches = []
         lost_ids: dict[int, ObservedCall] = {}
@@ -128,6 +129,13 @@ class CheckContext:
             matches.append(CallMatch(position, want, got))
         paired = {id(match.actual) for match in matches if match.actual is not None}
         return matches, [call for call in self.transcript.calls if id(call) not in paired], lost_ids
+
+    def _says_the_same(self, want: ExpectedCall, got: ObservedCall) -> bool:
+        """The output call has the stream call's name and arguments (used only between calls the
+        provider gave one id: nothing else tells them apart)."""
+        if want.arguments is None or got.arguments is None:
+            return want.arguments is None and got.arguments is None and got.name == want.name
+        return got.name == want.name and self.same_arguments(got.arguments, want.arguments)
 
     @cached_property
     def _started_at(self) -> dict[str, int]:
