@@ -129,6 +129,17 @@ def test_a_stack_that_runs_a_truncated_call_is_ran_wrong_and_one_that_drops_a_ca
     assert outcome_harm(normal, None, KeyError("index")).harm is Harm.CRASHED
 
 
+def test_a_call_left_out_of_a_turn_whose_error_was_surfaced_is_not_lost() -> None:
+    # Vercel on anthropic/error_event_mid_call: finishReason "error", the error shown, the unfinished
+    # write_file not produced. Nothing that may run was lost; left out silently, it is.
+    expected = Outcome("anthropic", [ExpectedToolCall("write_file", "toolu_1", None, '{"path": "a')])
+    expected.error = "overloaded_error"
+    surfaced = Outcome("anthropic")
+    surfaced.error = "overloaded_error"
+    assert outcome_harm(expected, surfaced).harm is Harm.STREAM_SHAPE
+    assert outcome_harm(expected, Outcome("anthropic")).harm is Harm.LOST
+
+
 # -- the gate: --fail-on from the CLI, pytest and Python ---------------------------------------------
 
 
@@ -214,3 +225,21 @@ def test_a_model_layer_declares_no_invocations_and_its_ends_are_what_it_hands_on
     # The concatenated name is on the END it hands to its runner: that is what would run.
     names = results["tool_names_whole"]
     assert names.status == "failed" and set(names.harms) <= {"ran_wrong", "stream_shape"} and "ran_wrong" in names.harms
+
+
+def test_an_event_shape_check_gives_the_runs_harm_to_the_check_that_explains_it() -> None:
+    # openai-agents: one run failed calls_in_wire_order and a call check; the ordering finding was
+    # published as ran_wrong although ENDs in another order run nothing wrong.
+    from conformance.handler.harm import attribute_harms
+
+    lost = HarmVerdict(Harm.LOST, "call 1 never ran and nothing said why")
+    both = attribute_harms({"calls_in_wire_order": lost, "segment_per_call": lost})
+    assert both["segment_per_call"] is lost
+    assert both["calls_in_wire_order"].harm is Harm.STREAM_SHAPE
+    assert "segment_per_call" in both["calls_in_wire_order"].why
+    # Alone, the event-shape check is the only thing that can explain the run's harm: it keeps it.
+    assert attribute_harms({"segment_lifecycle": lost})["segment_lifecycle"] is lost
+    # A probe's harm is another run's: it explains nothing about the main run.
+    probe = HarmVerdict(Harm.CRASHED, "reset raised")
+    alone = attribute_harms({"segment_lifecycle": lost, "reset_behaves_like_new": probe})
+    assert alone["segment_lifecycle"] is lost

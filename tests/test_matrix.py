@@ -313,8 +313,8 @@ def test_published_pages_are_what_the_renderer_makes_of_the_json() -> None:
         assert (ROOT / "docs" / match).exists(), match
 
 
-def _finding_of(harm: str, *, policy: str = "", outside: str = "") -> Finding:
-    return Finding(message="m", harm=harm, realism="observed", policy=policy, outside_target=outside)
+def _finding_of(harm: str, *, policy: str = "", outside: str = "", realism: str = "observed") -> Finding:
+    return Finding(message="m", harm=harm, realism=realism, policy=policy, outside_target=outside)
 
 
 @pytest.mark.parametrize(
@@ -328,9 +328,13 @@ def _finding_of(harm: str, *, policy: str = "", outside: str = "") -> Finding:
         ([_finding_of("lost", outside="o"), _finding_of("ran_wrong", policy="p")], "caller_decides"),
         ([_finding_of("lost", outside="o"), _finding_of("crashed")], "defect"),
         ([_finding_of("stream_shape"), _finding_of("crashed", outside="o")], "outside_target"),
+        ([_finding_of("ran_wrong", realism="theoretical")], "theoretical"),
+        ([_finding_of("ran_wrong", realism="theoretical"), _finding_of("lost")], "defect"),
+        ([_finding_of("ran_wrong", realism="theoretical"), _finding_of("lost", outside="o")], "outside_target"),
+        ([_finding_of("ran_wrong", realism="theoretical"), _finding_of("stream_shape")], "theoretical"),
     ],
 )
-def test_a_cell_is_a_defect_while_one_harmful_finding_is_neither_a_policy_nor_outside_target(
+def test_a_cell_is_a_defect_while_one_harmful_finding_is_observed_in_target_and_no_policy(
     findings: list[Finding], kind: str
 ) -> None:
     from conformance.matrix.runner import _kind

@@ -34,6 +34,16 @@ ADAPTER = AdapterInfo(
     capabilities=StackCapabilities(apis=("anthropic",), text=True, reasoning=True),
     summary="accumulate_event (messages.stream()) over the SDK's own events, replayed from the bundled "
     "Messages recordings",
+    # The accumulator runs nothing; the SDK's own tool runner decides, on the stop reason it exposes.
+    policies={
+        "truncated": "the final message keeps stop_reason `max_tokens` beside the partial tool input; the SDK's "
+        "tool runner (client.beta.messages.tool_runner) stops on it and runs none of the turn's tool_use blocks "
+        "(anthropic/lib/tools/_beta_runner.py, _STOP_REASON_STEPS), and Anthropic's stop-reason guide has the "
+        "caller retry with a higher max_tokens",
+        "incomplete": "a body that ends before message_stop leaves stop_reason None (a connection dropped mid-body "
+        "raises instead); the SDK's tool runner stops on a missing stop reason and runs none of the turn's "
+        "tool_use blocks (anthropic/lib/tools/_beta_runner.py)",
+    },
 )
 
 

@@ -33,6 +33,7 @@ from conformance.adapters.arguments import decode_arguments
 from conformance.adapters.base import AdapterInfo
 from conformance.adapters.events import Event, EventLog, argument_text
 from conformance.adapters.live import LiveStream
+from conformance.adapters.openai_wire import INDEX_REQUIRED
 from conformance.handler.capabilities import Capabilities
 from reference_impl.types import ChunkResponse
 
@@ -53,6 +54,9 @@ ADAPTER = AdapterInfo(
         "returned_events_are_all_events": "the adapter keeps the log of the events it returns: nothing of "
         "openai-agents to judge",
     },
+    # It reads chunks through the openai SDK's types. Not index_always_zero: its documentation has
+    # other providers' OpenAI-compatible endpoints used through this model.
+    outside_target={"no_index": INDEX_REQUIRED, "null_index": INDEX_REQUIRED},
 )
 
 _SEGMENT_TYPES = {"function_call": "tool_call", "message": "text", "reasoning": "reasoning"}

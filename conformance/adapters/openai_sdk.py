@@ -23,6 +23,7 @@ from typing import Any
 
 from conformance.adapters.arguments import decode_arguments
 from conformance.adapters.base import AdapterInfo
+from conformance.adapters.openai_wire import INDEX_REQUIRED
 from conformance.stack import Stack, StackCapabilities, sdk_stack
 
 __all__ = ["ADAPTER", "accumulate", "make_stack"]
@@ -30,10 +31,6 @@ __all__ = ["ADAPTER", "accumulate", "make_stack"]
 # What the SDK does not claim to read (``AdapterInfo.outside_target``): it reads OpenAI's (and Azure
 # OpenAI's) stream through its own types. A crash on a value those types admit (null id or type on a
 # continuation: ``Optional``) is not in this list; it stays a defect.
-_INDEX_REQUIRED = (
-    "`ChoiceDeltaToolCall.index` is a required int in the SDK's types and OpenAI always sends it; the report for "
-    "Gemini's OpenAI-compatible endpoint (https://github.com/openai/openai-python/issues/2806) was closed"
-)
 _FIRST_DELTA_ONLY = (
     "OpenAI sends a call's id and name once, on its first delta (four api.openai.com recordings); the SDK "
     "appends each string field a delta carries, which reads OpenAI's stream exactly"
@@ -54,8 +51,8 @@ ADAPTER = AdapterInfo(
         "run calls of a turn that never said `tool_calls` is its caller's decision",
     },
     outside_target={
-        "no_index": _INDEX_REQUIRED,
-        "null_index": _INDEX_REQUIRED,
+        "no_index": INDEX_REQUIRED,
+        "null_index": INDEX_REQUIRED,
         "index_always_zero": "OpenAI numbers a turn's calls 0, 1, ... and the SDK merges deltas by that index; a "
         "server that puts every call on index 0 (Ollama) is not OpenAI's stream",
         "id_restated": _FIRST_DELTA_ONLY,

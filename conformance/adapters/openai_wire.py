@@ -33,7 +33,23 @@ from typing import Any
 from conformance.handler.wire_dialects import current_wire_dialects
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
-__all__ = ["StreamEnd", "chunk_dict", "error_event", "role_chunk", "sse_event", "stream_end", "terminal_chunk"]
+__all__ = [
+    "INDEX_REQUIRED",
+    "StreamEnd",
+    "chunk_dict",
+    "error_event",
+    "role_chunk",
+    "sse_event",
+    "stream_end",
+    "terminal_chunk",
+]
+
+# Why tool deltas without a usable ``index`` are outside what a library reading OpenAI's stream through
+# the openai SDK's types claims to read (``AdapterInfo.outside_target``).
+INDEX_REQUIRED = (
+    "`ChoiceDeltaToolCall.index` is a required int in the openai SDK's types and OpenAI always sends it; the "
+    "report for Gemini's OpenAI-compatible endpoint (https://github.com/openai/openai-python/issues/2806) was closed"
+)
 
 _ID = "chatcmpl-conformance"
 _MODEL = "gpt-conformance"

@@ -188,6 +188,46 @@ PROBED_CHECKS = {
 }
 
 
+# Checks whose violation is in the event stream alone (order, segmentation, hold-back, how CONTENT
+# adds up): what runs is judged by the others. When one of those failed on the same run too, the
+# run's harm is that check's finding, not this one's (``attribute_harms``).
+EVENT_SHAPE_CHECKS = frozenset(
+    {
+        "segment_lifecycle",
+        "returned_events_are_all_events",
+        "callbacks_see_returned_events",
+        "text_segments_follow_wire",
+        "text_and_reasoning_in_wire_order",
+        "text_streams_within_lag",
+        "calls_in_wire_order",
+        "argument_integrity",
+        "arguments_stream_incrementally",
+    }
+)
+
+
+def attribute_harms(harms: dict[str, HarmVerdict]) -> dict[str, HarmVerdict]:
+    """Each failing check's harm on one run, the run's harm given to the checks that explain it.
+
+    ``harms`` holds the run's harm per failing check. An event-shape check keeps the run's harm only
+    when no other check failed on the run (its violation is then the only thing that can explain
+    it: two STARTs for one call, say); otherwise it is ``stream_shape``, naming the check that
+    carries the harm, so one bug is not published under every check it disturbs.
+    """
+    carriers = sorted(check for check in harms if check not in EVENT_SHAPE_CHECKS and check not in PROBED_CHECKS)
+    if not carriers:
+        return dict(harms)
+    attributed = dict(harms)
+    for check, verdict in harms.items():
+        if check in EVENT_SHAPE_CHECKS and verdict.harm is not Harm.STREAM_SHAPE:
+            why = (
+                f"the run's harm ({verdict.harm.value}: {verdict.why}) is {carriers[0]}'s finding; "
+                "this one is in the event stream alone"
+            )
+            attributed[check] = HarmVerdict(Harm.STREAM_SHAPE, why)
+    return attributed
+
+
 def check_harm(check_id: str, ctx: CheckContext) -> HarmVerdict:
     """The harm of ``check_id``'s failure on this run: its probe's, or the main run's."""
     probe = PROBED_CHECKS.get(check_id)

@@ -40,7 +40,7 @@ from conformance.handler.drive import (
 )
 from conformance.handler.fragment import describe_chunks, refragmented
 from conformance.handler.generate import wire_scenarios
-from conformance.handler.harm import PROBED_CHECKS, check_harm, run_harm
+from conformance.handler.harm import PROBED_CHECKS, attribute_harms, check_harm, run_harm
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
 from conformance.handler.text_scenarios import text_scenarios
@@ -210,6 +210,7 @@ def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run
         else:
             main = main or [run_harm(context)]
             run.harms[check_id] = main[0]
+    run.harms = attribute_harms(run.harms)
     return run
 
 

@@ -12,6 +12,8 @@ input shape: its harm, its realism, its direct reproductions) and is of one kind
 * ``outside_target``: every such finding's input has a shape the library does not claim to read,
   with the evidence (``AdapterInfo.outside_target``: e.g. tool deltas without ``index`` for the
   OpenAI SDK, whose maintainers closed that report for a compatible server): shown, never a defect;
+* ``theoretical``: every such finding's input has a shape no server has been seen sending (its
+  realism is ``theoretical``): shown with what would happen, never published as a defect;
 * ``deviation``: ``stream_shape`` findings only (what runs is right; the event stream differs).
 
 What ``.ci/run`` compares between two measurements is ``Cell.key``: the status, the kind, the worst
@@ -29,7 +31,7 @@ __all__ = ["CELL_KINDS", "MATRIX_SCHEMA", "Cell", "Column", "Finding", "Matrix",
 MATRIX_SCHEMA = 2
 
 CellStatus = Literal["pass", "fail", "skip", "n/a"]
-CELL_KINDS = ("defect", "caller_decides", "outside_target", "deviation")
+CELL_KINDS = ("defect", "caller_decides", "outside_target", "theoretical", "deviation")
 
 
 @dataclass

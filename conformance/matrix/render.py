@@ -84,6 +84,7 @@ _KIND_LABELS = {
     "defect": "DEFECT",
     "caller_decides": "caller decides",
     "outside_target": "outside target",
+    "theoretical": "theoretical input",
     "deviation": "deviation",
 }
 
@@ -118,7 +119,8 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         " a *deviation* cell only `stream_shape` findings (what runs is right; the event stream a UI renders"
         " differs); a *caller decides* cell only findings the library documents as its caller's decision (with"
         " where it says so); an *outside target* cell only findings whose input has a shape the library does not"
-        " claim to read (with the evidence: its typed contract, a report its maintainers closed).",
+        " claim to read (with the evidence: its typed contract, a report its maintainers closed); a *theoretical"
+        " input* cell only harmful findings whose input no server has been seen sending.",
         "",
         f"Measured on {matrix.measured} with profile `{matrix.profile}`, seed {matrix.seed}, {matrix.python},"
         f" toolcall-conformance {matrix.suite_version}. Versions: {_columns_line(matrix)}.",
@@ -300,7 +302,8 @@ of distinct failing scenarios, links its minimal counterexample and the direct r
 library without the suite). A failing cell is a <strong>DEFECT</strong> (a finding of harm <code>misidentified</code> or
 worse: what runs, or what the follow-up says, is wrong), a <em>deviation</em> (only <code>stream_shape</code>: the event
 stream differs, what runs is right), <em>caller decides</em> (a policy the library documents as its caller's) or
-<em>outside target</em> (the input has a shape the library does not claim to read, with the evidence). Each
+<em>outside target</em> (the input has a shape the library does not claim to read, with the evidence) or
+<em>theoretical input</em> (harmful, but on input no server has been seen sending). Each
 finding says its harm and how real its input is (<a href="../realism.md">observed from a named server, or
 theoretical</a>). Hover a cell for its reason. Data: <a href="matrix.json">matrix.json</a>.</p>
 <table class="matrix">

@@ -103,14 +103,16 @@ def _finding(
 
 
 def _kind(findings: Sequence[Finding]) -> str:
-    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides, outside_target or
-    deviation."""
+    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides, outside_target,
+    theoretical or deviation."""
     harmful = [f for f in findings if not f.harm or at_least(Harm(f.harm), _DEFECT)]
-    if any(not f.policy and not f.outside_target for f in harmful):
+    if any(not f.policy and not f.outside_target and f.realism != "theoretical" for f in harmful):
         return "defect"
     if any(f.policy for f in harmful):
         return "caller_decides"
-    return "outside_target" if harmful else "deviation"
+    if any(f.outside_target for f in harmful):
+        return "outside_target"
+    return "theoretical" if harmful else "deviation"
 
 
 def _cell(

@@ -177,7 +177,7 @@ def _ran_wrong(
 
 
 def _lost(
-    pairs: Sequence[tuple[WantedCall, CameOut | None]], extra: Sequence[CameOut], lost_text: str
+    pairs: Sequence[tuple[WantedCall, CameOut | None]], extra: Sequence[CameOut], lost_text: str, turn_error: bool
 ) -> HarmVerdict | None:
     errors_shown = any(got is not None and got.error for _, got in pairs) or any(out.error for out in extra)
     for want, got in pairs:
@@ -189,7 +189,8 @@ def _lost(
             return HarmVerdict(Harm.LOST, f"{want.label} may run, but it ended with an error and never ran")
         return HarmVerdict(Harm.LOST, f"{want.label} never ran and nothing said why")
     for want, got in pairs:
-        if want.arguments is None and got is None and not errors_shown:
+        # A call that must not run may be left out when an error said so: its own, or the turn's.
+        if want.arguments is None and got is None and not (errors_shown or turn_error):
             return HarmVerdict(Harm.LOST, f"{want.label} vanished: nothing ran it and no error answered it")
     if lost_text:
         return HarmVerdict(Harm.LOST, lost_text)
@@ -216,6 +217,7 @@ def classify_calls(
     crashed: str = "",
     lost_text: str = "",
     same_arguments: Any = None,
+    turn_error: bool = False,
 ) -> HarmVerdict:
     """The harm of one failing run, worst first, from what it ran and what it lost.
 
@@ -223,8 +225,9 @@ def classify_calls(
     (None: none did); ``extra`` the target's calls that stand for no call of the stream;
     ``crashed`` says how the run raised or hung (empty: it did not); ``lost_text`` says what text
     or reasoning the output lost or altered (empty: none); ``same_arguments(got, want)`` compares
-    parsed arguments (default: as canonical JSON). A run that deviates in none of these deviates
-    only in the shape of its event stream.
+    parsed arguments (default: as canonical JSON); ``turn_error`` says the target surfaced an error for
+    the whole turn (a stack's answer), which answers a must-not-run call it left out. A run that
+    deviates in none of these deviates only in the shape of its event stream.
     """
     same = same_arguments or (lambda got, want: _canonical(got) == _canonical(want))
     ran_wrong = _ran_wrong(pairs, extra, same)
@@ -232,7 +235,7 @@ def classify_calls(
         return ran_wrong
     if crashed:
         return HarmVerdict(Harm.CRASHED, crashed)
-    lost = _lost(pairs, extra, lost_text)
+    lost = _lost(pairs, extra, lost_text, turn_error)
     if lost is not None:
         return lost
     misidentified = _misidentified(pairs)

@@ -70,7 +70,11 @@ def outcome_harm(
     elif stream in ("incomplete", "provider_error") and actual.error is None:
         lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
     verdict = classify_calls(
-        pairs, extra, lost_text=lost_text, same_arguments=lambda got, want: same_json(got, want, numbers=numbers)
+        pairs,
+        extra,
+        lost_text=lost_text,
+        same_arguments=lambda got, want: same_json(got, want, numbers=numbers),
+        turn_error=actual.error is not None,
     )
     if verdict.harm is Harm.LOST and stream is not None and verdict.why == lost_text:
         # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes

@@ -192,6 +192,16 @@ _SHAPES: tuple[Shape, ...] = (
         why="Drawn on purpose so that a handler ignoring the id change would run one merged call that parses; no server is known to split one object's text across two call ids. Its plain form, a no-argument call then another call on the same index, needs no such split (index_reused, arguments_empty).",
     ),
     Shape(
+        "call_restated",
+        "theoretical",
+        "a complete call is sent again in a later chunk under the same id (Gemini `functionCall` parts)",
+        servers="none known",
+        evidence=(
+            'issue: https://github.com/langchain-ai/langchainjs/pull/11461 — live Gemini traces (gemini-2.5-flash, gemini-3.1-pro-preview, single and parallel calls, with and without thinking): "a function call\'s `id` (rarely present at all) and its `thoughtSignature` always arrive together in a single delta — there is no continuation"',
+        ),
+        why="Framework fixes describe Gemini re-sending a finished call (the bug taxonomy's B08), but none quotes a captured stream, and live traces taken to check it showed none.",
+    ),
+    Shape(
         "interleaved_calls",
         "theoretical",
         "deltas of parallel calls interleave (call 0, call 1, call 0 again)",

@@ -309,6 +309,26 @@ def recording_realism(body: Body) -> Realism:
         shapes |= chat_body_shapes(body.payloads(strict=False))
         if any(piece.startswith(b":") or b"\n:" in piece for piece in body.chunks()):
             shapes.add("sse_comments")
+    if body.api == "gemini" and _gemini_call_restated(body.payloads(strict=False)):
+        shapes.add("call_restated")
     if body.converter_options.get("cumulative_arguments"):
         shapes.add("cumulative_arguments")
     return realism_of(shapes)
+
+
+def _gemini_call_restated(payloads: Iterable[Any]) -> bool:
+    """A ``functionCall`` part whose id an earlier part already carried (the reference converter reads
+    it as one call, so only the payloads show it)."""
+    seen: set[str] = set()
+    for payload in payloads:
+        candidates = payload.get("candidates") if isinstance(payload, dict) else None
+        for candidate in candidates or ():
+            content = candidate.get("content") if isinstance(candidate, dict) else None
+            for part in (content or {}).get("parts") or () if isinstance(content, dict) else ():
+                call = part.get("functionCall") if isinstance(part, dict) else None
+                call_id = call.get("id") if isinstance(call, dict) else None
+                if call_id and call_id in seen:
+                    return True
+                if call_id:
+                    seen.add(str(call_id))
+    return False
