@@ -369,3 +369,42 @@ def test_every_adapter_declares_real_shapes_and_causes() -> None:
         assert set(info.outside_target) <= set(SHAPES), f"{info.name}: unknown shapes"
         assert set(info.policies) <= set(WHY_NOT), f"{info.name}: unknown causes"
         assert all(why.strip() for why in [*info.outside_target.values(), *info.policies.values()]), info.name
+
+
+def test_a_stack_finding_names_the_reproductions_of_the_recordings_it_failed_on() -> None:
+    from conformance.matrix.reproductions import reproductions_for
+
+    gemini = reproductions_for("vercel-ai-sdk", "stack_outcome_matches", "got 2", ["gemini/restated_call_same_id.yaml"])
+    assert gemini == [
+        "tests/test_bridge_repro_vercel.py::test_the_reproduction_still_reproduces[gemini_restated_call_executes_twice.mjs]"
+    ]
+    both = reproductions_for(
+        "vercel-ai-sdk",
+        "stack_outcome_matches",
+        "got 0",
+        ["anthropic/error_event_mid_call.yaml", "openai-responses/stream_cut_mid_call.yaml"],
+    )
+    assert [node.rsplit("[", 1)[1] for node in both] == [
+        "anthropic_unclosed_tool_block_dropped.mjs]",
+        "responses_unfinished_call_dropped.mjs]",
+    ]
+
+
+def test_a_cells_headline_harm_is_that_of_the_findings_that_make_its_kind() -> None:
+    # openai: a cut stream left to the caller (ran_wrong, a policy) beside a crash on null fields (a
+    # defect): the defect cell's harm is crashed, not the policy's ran_wrong.
+    from conformance.matrix.runner import _cell
+    from conformance.verdict import CheckResult
+    from conformance.verdict.check import Counterexample
+    from conformance.verdict.harm import Harm, HarmVerdict
+    from conformance.wire.shapes import realism_of
+
+    result = CheckResult(STACK_CHECKS[0])
+    result.status = "failed"
+    shapes = realism_of(["arguments_fragmented"])
+    result.counterexamples = [
+        Counterexample("a", "cut", harm=HarmVerdict(Harm.RAN_WRONG, "ran", "incomplete"), realism=shapes),
+        Counterexample("b", "the stack raised AssertionError", harm=HarmVerdict(Harm.CRASHED, "x"), realism=shapes),
+    ]
+    cell = _cell(result, "openai", None, {"incomplete": "finish_reason None"})
+    assert (cell.kind, cell.harm) == ("defect", "crashed")

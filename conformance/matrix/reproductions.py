@@ -17,6 +17,7 @@ per finding (``conformance.adapters.vercel_ai_sdk.FINDINGS``), each run by a par
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from conformance.adapters.vercel_ai_sdk import FINDINGS as _VERCEL_FINDINGS
@@ -26,13 +27,17 @@ __all__ = ["REPRODUCTIONS", "SUITE_BUGS", "Reproduction", "reproductions_for"]
 
 @dataclass(frozen=True)
 class Reproduction:
-    """A test that shows a finding on the library alone, and which findings of its cell it shows
-    (a regular expression searched in the finding's message; empty: all of them)."""
+    """A test that shows a finding on the library alone, and which findings of its cell it shows: those
+    failing on one of ``recordings`` (``Case.name`` s, a stack cell's), else those whose message
+    ``finding`` (a regular expression) is found in; neither given: all of them."""
 
     node: str
     finding: str = ""
+    recordings: tuple[str, ...] = ()
 
-    def shows(self, message: str) -> bool:
+    def shows(self, message: str, recordings: Sequence[str] = ()) -> bool:
+        if self.recordings:
+            return not set(self.recordings).isdisjoint(recordings)
         return not self.finding or re.search(self.finding, message) is not None
 
 
@@ -140,15 +145,19 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
     # The defects of FINDINGS fail this cell (tests/test_bridge_vercel.py asserts exactly those
     # fail; the legitimate alternatives and conventions are not applicable in the column).
     ("vercel-ai-sdk", "stack_outcome_matches"): tuple(
-        Reproduction(_VERCEL.format(script))
+        Reproduction(
+            _VERCEL.format(script),
+            recordings=tuple(name for name, f in _VERCEL_FINDINGS.items() if f.reproduction == script),
+        )
         for script in dict.fromkeys(f.reproduction for f in _VERCEL_FINDINGS.values() if f.kind == "defect")
     ),
 }
 
 
-def reproductions_for(column: str, check: str, message: str) -> list[str]:
-    """The tests that show the finding ``message`` of cell (``column``, ``check``) on the library alone."""
-    return [r.node for r in REPRODUCTIONS.get((column, check), ()) if r.shows(message)]
+def reproductions_for(column: str, check: str, message: str, recordings: Sequence[str] = ()) -> list[str]:
+    """The tests that show the finding ``message`` (failing on ``recordings``, for a stack cell) of cell
+    (``column``, ``check``) on the library alone."""
+    return [r.node for r in REPRODUCTIONS.get((column, check), ()) if r.shows(message, recordings)]
 
 
 # tests/test_matrix_suite_bugs.py keeps the suite bugs found while measuring as strict xfails,

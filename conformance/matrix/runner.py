@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import reference_impl
 from conformance.adapters import AdapterInfo, adapters
 from conformance.handler import CHECKS, Capabilities, run_conformance
-from conformance.matrix.model import Cell, Column, Finding, Matrix, Row
+from conformance.matrix.model import CELL_KINDS, Cell, Column, Finding, Matrix, Row
 from conformance.matrix.reference import (
     REFERENCE_CAPABILITIES,
     REFERENCE_STACK_CAPABILITIES,
@@ -96,23 +96,27 @@ def _finding(
         harm_why=harm.why if harm is not None else "",
         realism=realism.level if realism is not None else "",
         realism_note=realism.describe() if realism is not None else "",
-        reproductions=reproductions_for(column, result.check.id, counterexample.message),
+        reproductions=reproductions_for(column, result.check.id, counterexample.message, counterexample.recordings),
         policy=policy,
         outside_target="; ".join(untargeted),
     )
 
 
-def _kind(findings: Sequence[Finding]) -> str:
-    """A failing cell's kind (``conformance.matrix.model``): defect, caller_decides, outside_target,
-    theoretical or deviation."""
-    harmful = [f for f in findings if not f.harm or at_least(Harm(f.harm), _DEFECT)]
-    if any(not f.policy and not f.outside_target and f.realism != "theoretical" for f in harmful):
-        return "defect"
-    if any(f.policy for f in harmful):
+def _finding_kind(finding: Finding) -> str:
+    """The kind of cell this finding alone would make (``conformance.matrix.model``)."""
+    if finding.harm and not at_least(Harm(finding.harm), _DEFECT):
+        return "deviation"
+    if finding.policy:
         return "caller_decides"
-    if any(f.outside_target for f in harmful):
+    if finding.outside_target:
         return "outside_target"
-    return "theoretical" if harmful else "deviation"
+    return "theoretical" if finding.realism == "theoretical" else "defect"
+
+
+def _kind(findings: Sequence[Finding]) -> str:
+    """A failing cell's kind: that of its gravest finding, in the order of ``CELL_KINDS`` (defect,
+    caller_decides, outside_target, theoretical, deviation)."""
+    return min((_finding_kind(f) for f in findings), key=CELL_KINDS.index, default="deviation")
 
 
 def _cell(
@@ -128,7 +132,10 @@ def _cell(
     if result.status == "passed":
         return Cell("pass", examples=result.examples_run)
     findings = [_finding(result, c, column, policies or {}, outside or {}) for c in result.counterexamples]
-    worst_harm = worst(Harm(f.harm) for f in findings if f.harm)
+    kind = _kind(findings)
+    # The headline harm is that of the findings that make the cell what it is: a defect cell does not
+    # show the harm of a finding its library leaves to its caller.
+    worst_harm = worst(Harm(f.harm) for f in findings if f.harm and _finding_kind(f) == kind)
     return Cell(
         "fail",
         failing_scenarios=len(result.failing_scenarios) or 1,
@@ -137,7 +144,7 @@ def _cell(
         counterexample=f"counterexamples/{column}/{result.check.id}.txt",
         reproductions=list(dict.fromkeys(node for f in findings for node in f.reproductions)),
         suite_bug=SUITE_BUGS.get((column, result.check.id), ""),
-        kind=_kind(findings),
+        kind=kind,
         harm=worst_harm.value if worst_harm is not None else "",
         findings=findings,
     )
