@@ -79,3 +79,33 @@ def test_a_new_id_on_an_index_is_a_new_call_not_a_restatement() -> None:
     shapes = chat_body_shapes(payloads)
     assert "index_always_zero" in shapes
     assert not shapes & {"id_restated", "name_restated"}
+
+
+def test_a_dialect_that_changes_no_byte_is_not_part_of_the_inputs_realism() -> None:
+    # pydantic-ai: a finding was called theoretical for entry_without_function, drawn for a stream
+    # the cut had left without any id-only delta: no byte was rendered that way.
+    from conformance.wire.stream_shapes import stream_realism
+    from reference_impl.types import ChunkResponse, ToolCallDelta
+
+    whole = (ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0", "get_weather", "{}")]),)
+    assert "entry_without_function" not in stream_realism(whole, frozenset({"entry_without_function"})).shapes
+    id_only = (*whole, ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0")]))
+    assert "entry_without_function" in stream_realism(id_only, frozenset({"entry_without_function"})).shapes
+    text = (ChunkResponse(content="hi"),)
+    shapes = stream_realism(text, frozenset({"no_index", "null_content_first_chunk"})).shapes
+    assert "null_content_first_chunk" in shapes
+    assert "no_index" not in shapes
+
+
+def test_a_target_that_renders_bytes_never_saw_a_stream_without_its_terminal_chunk() -> None:
+    # The wire renderer ends a normal stream with its finish chunk and [DONE]: a finding on a library
+    # fed that way named NVIDIA NIM's missing terminal marker as part of its input.
+    from conformance import Capabilities
+    from conformance.handler.runner import _realism
+    from conformance.handler.scenarios import ExpectedOutcome, Scenario
+    from reference_impl.types import ChunkResponse, ToolCallDelta
+
+    chunks = (ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0", "get_weather", "{}")]),)
+    scenario = Scenario("s", chunks, ExpectedOutcome(()))
+    assert "no_terminal_marker" in _realism(chunks, scenario, Capabilities()).shapes
+    assert "no_terminal_marker" not in _realism(chunks, scenario, Capabilities(wire_dialects=True)).shapes

@@ -61,7 +61,9 @@ from conformance.verdict import (
     signature,
     the_same_search_in_every_process,
 )
+from conformance.verdict.realism import Realism
 from conformance.wire.numbers import numbers_note
+from conformance.wire.shapes import realism_of
 from conformance.wire.stream_shapes import stream_realism
 from reference_impl.types import ChunkResponse
 
@@ -214,6 +216,16 @@ def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run
     return run
 
 
+def _realism(chunks: Sequence[ChunkResponse], scenario: Scenario, capabilities: Capabilities) -> Realism:
+    """How real the input a target saw is. A target that renders chunks to bytes sends a stream that
+    ended normally with its terminal chunk (``conformance.adapters.openai_wire``): it never saw a
+    stream without one."""
+    realism = stream_realism(chunks, scenario.wire_dialects)
+    if not capabilities.wire_dialects or "no_terminal_marker" not in realism.shapes:
+        return realism
+    return realism_of(shape for shape in realism.shapes if shape != "no_terminal_marker")
+
+
 def violations(
     factory: Callable[..., Any],
     scenario: Scenario,
@@ -327,7 +339,7 @@ class _Session:
                 scenario=scenario.name,
                 keep=self.keep,
                 harm=run.harms.get(check_id),
-                realism=stream_realism(chunks, scenario.wire_dialects) if new else None,
+                realism=_realism(chunks, scenario, self.target.capabilities) if new else None,
             )
             if new:
                 self.origins[check_id].append(origin)
@@ -435,7 +447,7 @@ class _Session:
                 kept.message = problems[0]
                 kept.input = Counterexample(scenario, tuple(chunks))
                 kept.harm = run.harms.get(check_id)
-                kept.realism = stream_realism(chunks, scenario.wire_dialects)
+                kept.realism = _realism(chunks, scenario, self.target.capabilities)
                 if position == 0:
                     found.result.message = problems[0]
         return True

@@ -201,8 +201,21 @@ def chunk_shapes(chunks: Sequence[ChunkResponse]) -> frozenset[str]:
 
 
 def stream_realism(chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str] = frozenset()) -> Realism:
-    """How real a chunk stream is: its shapes, plus the byte-level dialects it is rendered in."""
-    return realism_of(chunk_shapes(chunks) | wire_dialects)
+    """How real a chunk stream is: its shapes, plus the byte-level dialects that change its bytes."""
+    return realism_of(chunk_shapes(chunks) | _rendered(chunks, wire_dialects))
+
+
+def _rendered(chunks: Sequence[ChunkResponse], dialects: frozenset[str]) -> frozenset[str]:
+    """The dialects that change a byte of this stream (``conformance.adapters.openai_wire``): the
+    index dialects need a tool delta, an id-only entry a delta with neither name nor arguments (a
+    stream cut short may have lost the one drawn); the first chunk is always sent."""
+    deltas = [delta for chunk in chunks for delta in chunk.tool_calls or ()]
+    shown = set(dialects)
+    if not deltas:
+        shown -= {"no_index", "null_index"}
+    if not any(delta.name is None and delta.arguments_delta is None for delta in deltas):
+        shown.discard("entry_without_function")
+    return frozenset(shown)
 
 
 def _restated_shapes(entry: dict[str, Any], open_calls: dict[Any, tuple[str, str]]) -> set[str]:
