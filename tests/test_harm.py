@@ -124,8 +124,14 @@ def test_a_stack_that_runs_a_truncated_call_is_ran_wrong_and_one_that_drops_a_ca
     assert outcome_harm(expected, ran).harm is Harm.RAN_WRONG
     normal = Outcome("anthropic", list(expected.tool_calls))
     assert outcome_harm(normal, Outcome("anthropic")).harm is Harm.LOST
+    # A name no tool has runs nothing: the dispatcher answers it, and write_file never ran.
     renamed = Outcome("anthropic", [ExpectedToolCall("write_filewrite_file", "toolu_1", {"path": "a"}, "")])
-    assert outcome_harm(normal, renamed).harm is Harm.RAN_WRONG
+    assert outcome_harm(normal, renamed).harm is Harm.LOST
+    assert "which no tool has" in outcome_harm(normal, renamed).why
+    # Under another tool's name, that tool runs: run wrong.
+    two = Outcome("anthropic", [*normal.tool_calls, ExpectedToolCall("delete_file", "toolu_2", {"path": "b"}, "")])
+    swapped = Outcome("anthropic", [ExpectedToolCall("delete_file", "toolu_1", {"path": "a"}, ""), two.tool_calls[1]])
+    assert outcome_harm(two, swapped).harm is Harm.RAN_WRONG
     assert outcome_harm(normal, None, KeyError("index")).harm is Harm.CRASHED
 
 
@@ -222,9 +228,10 @@ def test_a_model_layer_declares_no_invocations_and_its_ends_are_what_it_hands_on
     results = {r.check.id: r for r in report.results}
     for check in ("invalid_arguments_flagged", "invocations_match_stream"):
         assert results[check].status == "skipped" and "--no-invocations" in results[check].skipped_reason
-    # The concatenated name is on the END it hands to its runner: that is what would run.
+    # The concatenated name is on the END it hands to its runner, which finds no tool by that name:
+    # the call's own tool never runs (lost), nothing else runs in its place.
     names = results["tool_names_whole"]
-    assert names.status == "failed" and set(names.harms) <= {"ran_wrong", "stream_shape"} and "ran_wrong" in names.harms
+    assert names.status == "failed" and set(names.harms) <= {"lost", "stream_shape"} and "lost" in names.harms
 
 
 def test_an_event_shape_check_gives_the_runs_harm_to_the_check_that_explains_it() -> None:

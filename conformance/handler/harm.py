@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from conformance.handler.checks.context import CheckContext, as_json
 from conformance.handler.drive import ObservedCall
 from conformance.handler.observe import ObservedInvocation
+from conformance.turns.generate import TOOL_NAMES
 from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
 
 __all__ = ["PROBED_CHECKS", "check_harm", "run_harm"]
@@ -152,8 +153,20 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
     taken = {id(call) for call in stand_ins.values()} | ignored
     extra = [_came_out(call, call.describe(), decides) for call in ctx.unmatched if id(call) not in taken]
     return classify_calls(
-        pairs, extra, crashed=_crashed(ctx), lost_text=_lost_text(ctx), same_arguments=ctx.same_arguments
+        pairs,
+        extra,
+        crashed=_crashed(ctx),
+        lost_text=_lost_text(ctx),
+        same_arguments=ctx.same_arguments,
+        tools=_tools(ctx),
     )
+
+
+def _tools(ctx: CheckContext) -> frozenset[str]:
+    """The names a runner would find a tool under: the stream's calls', and every tool a generated
+    turn may offer."""
+    named = {call.name for call in ctx.scenario.expected.tool_calls if call.name}
+    return frozenset(named | set(TOOL_NAMES))
 
 
 def _reset_harm(ctx: CheckContext) -> HarmVerdict:

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 import enum
 import json
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 __all__ = [
@@ -146,6 +146,13 @@ class CameOut:
     error: bool = False
 
 
+def _dispatched(got: CameOut, tools: Collection[str]) -> CameOut:
+    """What a dispatcher makes of a call that ran: under a name no tool has, an error answer."""
+    if not got.ran or got.name in tools:
+        return got
+    return replace(got, ran=False, error=True)
+
+
 def _canonical(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
 
@@ -185,6 +192,12 @@ def _lost(
             continue
         if want.error_answers and errors_shown:
             continue  # a call sharing its index with another id, answered by an error: said aloud
+        if got is not None and got.error and got.name != want.name:
+            return HarmVerdict(
+                Harm.LOST,
+                f"{want.label} came out under the name {got.name!r}, which no tool has: a runner answers it with an "
+                f"error (or raises), and {want.name!r} never ran",
+            )
         if got is not None and got.error:
             return HarmVerdict(Harm.LOST, f"{want.label} may run, but it ended with an error and never ran")
         return HarmVerdict(Harm.LOST, f"{want.label} never ran and nothing said why")
@@ -218,6 +231,7 @@ def classify_calls(
     lost_text: str = "",
     same_arguments: Any = None,
     turn_error: bool = False,
+    tools: Collection[str] | None = None,
 ) -> HarmVerdict:
     """The harm of one failing run, worst first, from what it ran and what it lost.
 
@@ -226,10 +240,16 @@ def classify_calls(
     ``crashed`` says how the run raised or hung (empty: it did not); ``lost_text`` says what text
     or reasoning the output lost or altered (empty: none); ``same_arguments(got, want)`` compares
     parsed arguments (default: as canonical JSON); ``turn_error`` says the target surfaced an error for
-    the whole turn (a stack's answer), which answers a must-not-run call it left out. A run that
-    deviates in none of these deviates only in the shape of its event stream.
+    the whole turn (a stack's answer), which answers a must-not-run call it left out. ``tools`` are
+    the names a dispatcher finds a tool under (the stream's, and the tools the turn offered): a call
+    that came out under another name runs no tool (every runner answers an unknown name with an
+    error, or raises), so its own tool is lost, not run wrong. A run that deviates in none of these
+    deviates only in the shape of its event stream.
     """
     same = same_arguments or (lambda got, want: _canonical(got) == _canonical(want))
+    if tools is not None:
+        pairs = [(want, _dispatched(got, tools) if got is not None else None) for want, got in pairs]
+        extra = [_dispatched(out, tools) for out in extra]
     ran_wrong = _ran_wrong(pairs, extra, same)
     if ran_wrong is not None:
         return ran_wrong

@@ -75,6 +75,7 @@ def outcome_harm(
         lost_text=lost_text,
         same_arguments=lambda got, want: same_json(got, want, numbers=numbers),
         turn_error=actual.error is not None,
+        tools={call.name for call in expected.tool_calls if call.name},
     )
     if verdict.harm is Harm.LOST and stream is not None and verdict.why == lost_text:
         # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes
