@@ -40,6 +40,16 @@ CAPABILITIES = Capabilities(
     text_lag_chars=None,
 )
 
+_CONCATENATED = (
+    'ToolCallChunk\'s docstring: when chunks merge, "all string attributes are concatenated" (the id and '
+    "name come once, on a call's first chunk); normalising a server that restates them is its integration's "
+    "job (reports asking core to dedupe restated names, langchain-ai/langchain#40041 and #40044, were closed)"
+)
+_INDEXED = (
+    'ToolCallChunk\'s docstring: "chunks are only merged if their values of index are equal and not None": '
+    "an integration that hands on chunks without an index asks for one call per chunk"
+)
+
 ADAPTER = AdapterInfo(
     name="langchain-core",
     distributions=("langchain-core",),
@@ -49,6 +59,15 @@ ADAPTER = AdapterInfo(
     capabilities=CAPABILITIES,
     summary="AIMessageChunk.tool_call_chunks merged with + (what every langchain chat integration does), "
     "read through .tool_calls / .invalid_tool_calls / .content",
+    # What ToolCallChunk's docstring documents: "all string attributes are concatenated" and chunks
+    # merge only on equal, non-None indices. An integration that hands on a server's restated id or
+    # name, or no index, asks for what the merge says it does.
+    outside_target={
+        "id_restated": _CONCATENATED,
+        "name_restated": _CONCATENATED,
+        "no_index": _INDEXED,
+        "null_index": _INDEXED,
+    },
 )
 
 
