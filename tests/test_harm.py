@@ -250,3 +250,23 @@ def test_an_event_shape_check_gives_the_runs_harm_to_the_check_that_explains_it(
     probe = HarmVerdict(Harm.CRASHED, "reset raised")
     alone = attribute_harms({"segment_lifecycle": lost, "reset_behaves_like_new": probe})
     assert alone["segment_lifecycle"] is lost
+
+
+def test_a_generated_call_cut_inside_its_name_runs_no_tool() -> None:
+    # pydantic-ai ran 'rea' (read_file's name, the stream cut after three letters) as rea({}): no
+    # runner finds a tool by that name, so nothing ran wrong. Named so in a written scenario, it is a
+    # tool of that scenario, and running it from a cut stream is run wrong.
+    from examples.seed000_handler import make_handler
+    from reference_impl.types import StreamError
+
+    chunks = (
+        ChunkResponse(tool_calls=[ToolCallDelta(0, "call_0", "rea", "{}")]),
+        ChunkResponse(error=StreamError("incomplete", "cut")),
+    )
+    expected = ExpectedOutcome((ExpectedCall("rea", "call_0", None, "{}"),), "", "")
+    harms: dict[str, set[str]] = {}
+    for source in ("generated", "built-in"):
+        scenario = Scenario("cut_inside_the_name", chunks, expected, source=source)
+        report = run_conformance(make_handler, scenarios=[scenario], profile="dev", seed=0, shrink=False)
+        harms[source] = set(next(r.harms for r in report.results if r.check.id == "invalid_arguments_flagged"))
+    assert harms == {"generated": {"stream_shape"}, "built-in": {"ran_wrong"}}

@@ -163,10 +163,12 @@ def run_harm(ctx: CheckContext) -> HarmVerdict:
 
 
 def _tools(ctx: CheckContext) -> frozenset[str]:
-    """The names a runner would find a tool under: the stream's calls', and every tool a generated
-    turn may offer."""
-    named = {call.name for call in ctx.scenario.expected.tool_calls if call.name}
-    return frozenset(named | set(TOOL_NAMES))
+    """The names a runner would find a tool under: every tool a generated turn offers (a generated
+    call's name on the wire may be a prefix of one, its stream cut short), and a written
+    scenario's own call names."""
+    if ctx.scenario.source == "generated":
+        return frozenset(TOOL_NAMES)
+    return frozenset({call.name for call in ctx.scenario.expected.tool_calls if call.name} | set(TOOL_NAMES))
 
 
 def _reset_harm(ctx: CheckContext) -> HarmVerdict:
