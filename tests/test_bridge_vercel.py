@@ -61,7 +61,7 @@ def failing_recordings(report: Report) -> set[str]:
 def test_the_failing_recordings_are_exactly_the_findings(chat_provider: str, findings: dict[str, Finding]) -> None:
     with open_stack_target(chat_provider=chat_provider) as target:
         report = run_stack_conformance(
-            target.stack, [bundled_cassette_dir()], capabilities=target.capabilities, profile="dev", seed=0
+            target.stack, [bundled_cassette_dir()], capabilities=target.capabilities, profile="dev", seed=0, generated=0
         )
     assert failing_recordings(report) == set(findings)
     split = next(r for r in report.results if r.check.id == "stack_byte_split_invariant")

@@ -1,7 +1,9 @@
 """The stack suite (``run_stack_conformance``): a whole provider stack, bytes in, final calls out.
 
 The stack here is written from scratch for these tests (its own SSE reading and accumulation, no
-SDK, nothing of ``reference_impl``), then broken one way at a time.
+SDK, nothing of ``reference_impl``), then broken one way at a time. It reads plain streams only (no
+cut stream, error event or dialect), so it is run on the recordings below alone (``generated=0``);
+the generated search has its own tests (``tests/test_stack_generated.py``).
 """
 
 from __future__ import annotations
@@ -101,7 +103,7 @@ CAPABILITIES = StackCapabilities(apis=("openai-chat",), reasoning=False)
 
 
 def _statuses(stack: Any, recordings: Path) -> dict[str, str]:
-    report = run_stack_conformance(stack, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0)
+    report = run_stack_conformance(stack, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0, generated=0)
     return {result.check.id: result.status for result in report.results}
 
 
@@ -124,7 +126,9 @@ def test_a_stack_that_decodes_each_read_alone_fails_the_split_check(recordings: 
 
 
 def test_a_stack_that_concatenates_restated_names_fails_the_outcome_check(recordings: Path) -> None:
-    report = run_stack_conformance(concatenating_names, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0)
+    report = run_stack_conformance(
+        concatenating_names, [recordings], capabilities=CAPABILITIES, profile="dev", seed=0, generated=0
+    )
     result = next(result for result in report.results if result.check.id == "stack_outcome_matches")
     assert result.status == "failed"
     assert "get_weatherget_weather" in result.message, result.message

@@ -130,7 +130,8 @@ def test_format_restricts_the_recordings_to_the_apis_named(tmp_path: Path, capsy
     assert reasons - others == {
         "needs the server profile {'cumulative_arguments': True}, which the stack does not take"
     }
-    assert report["scenarios"] == outcome["scenarios_run"] == 35  # 16 Chat, 17 dialects, 2 conversations
+    # 16 Chat, 17 dialects, 2 conversations; then 5 generated turns (profile dev) for the one API
+    assert report["scenarios"] == outcome["scenarios_run"] == 35 + 5
 
 
 # -- the examples --------------------------------------------------------------------------------
@@ -190,8 +191,9 @@ def test_progress_is_quiet_off_a_terminal_and_forced_by_the_option(capsys: pytes
     lines = err.splitlines()
     assert lines, "--progress writes lines even off a terminal"
     assert all(line.startswith("tests.stack_targets:declared_chat_stack: [") for line in lines), lines
-    # The last line is the last recording of the phase, with the elapsed time.
-    assert re.match(r"\[160/161, \d+s\] \S+", lines[-1].split(": ", 1)[1]), lines[-1]
+    # The last line is the last step of the phase, with the elapsed time: 161 recordings, then the
+    # generated turns of the one API it runs.
+    assert re.match(r"\[161/162, \d+s\] generated/openai-chat", lines[-1].split(": ", 1)[1]), lines[-1]
 
 
 # -- the same stack over the bridge ----------------------------------------------------------------

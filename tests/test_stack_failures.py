@@ -28,7 +28,7 @@ BUNDLED = bundled_cassette_dir()
 @pytest.fixture(scope="module")
 def text_only_report() -> Report:
     stack = stack_targets.TextOnlyStack()
-    return run_stack_conformance(stack, [BUNDLED], capabilities=stack.capabilities, profile="dev", seed=0)
+    return run_stack_conformance(stack, [BUNDLED], capabilities=stack.capabilities, profile="dev", seed=0, generated=0)
 
 
 def test_every_failing_recording_is_listed_once_under_its_finding(text_only_report: Report) -> None:
@@ -62,14 +62,26 @@ def test_the_reports_name_them(text_only_report: Report, tmp_path: Path) -> None
 
 
 def test_a_cut_call_that_ran_and_one_that_was_dropped_are_two_findings(capsys: pytest.CaptureFixture[str]) -> None:
-    main(["run", "--stack", "examples.stacks.openai_stack:stack_ignoring_the_end", "--profile", "dev"])
+    main(
+        [
+            "run",
+            "--stack",
+            "examples.stacks.openai_stack:stack_ignoring_the_end",
+            "--profile",
+            "dev",
+            "--generated",
+            "0",
+        ]
+    )
     out = capsys.readouterr().out
     assert "3 distinct failures shown" in out and "the same failure on" not in out
 
 
 def test_split_failures_are_grouped_by_harm_and_every_recording_named() -> None:
     target = as_stack(stack_targets.decoding_each_read)
-    report = run_stack_conformance(target.stack, [BUNDLED], capabilities=target.capabilities, profile="dev", seed=0)
+    report = run_stack_conformance(
+        target.stack, [BUNDLED], capabilities=target.capabilities, profile="dev", seed=0, generated=0
+    )
     split = report.results[1]
     assert split.status == "failed"
     listed = [name for finding in split.counterexamples for name in finding.recordings]
@@ -83,7 +95,8 @@ def test_split_failures_are_grouped_by_harm_and_every_recording_named() -> None:
 
 
 def _save(argv: list[str], directory: Path, capsys: pytest.CaptureFixture[str]) -> str:
-    code = main(["run", *argv, "--profile", "dev", "--save-failures", str(directory)])
+    # The recordings alone: what is saved is compared with the bundled files it came from.
+    code = main(["run", *argv, "--profile", "dev", "--generated", "0", "--save-failures", str(directory)])
     assert code == 1
     return capsys.readouterr().out
 
@@ -123,7 +136,7 @@ def test_saved_bodies_are_the_bytes_served_with_the_expectation_beside_them(
     # The folder is a recordings folder: a re-run finds every saved recording failing the same way.
     report = tmp_path / "again.json"
     main(["run", "--stack", "tests.stack_targets:TextOnlyStack", "--profile", "dev", "--cassette-dir", str(saved),
-          "--report-json", str(report)])  # fmt: skip
+          "--generated", "0", "--report-json", str(report)])  # fmt: skip
     failing = json.loads(report.read_text())["checks"][0]["failing_scenarios"]
     assert failing == 29 * 2
 
@@ -172,3 +185,24 @@ def test_a_saved_failure_without_its_expectation_is_a_clear_error(tmp_path: Path
         load_saved_failure(body)
     shutil.copy(BUNDLED / "openai-chat" / "single_call.expected.json", tmp_path)
     assert load_saved_failure(body).pieces is None
+
+
+def test_a_failing_generated_body_is_saved_and_reruns_as_a_recording(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    saved = tmp_path / "failures"
+    argv = ["--stack", "examples.stacks.openai_stack:stack_ignoring_the_end", "--format", "openai-chat"]
+    code = main(["run", *argv, "--profile", "dev", "--save-failures", str(saved)])
+    assert code == 1
+    capsys.readouterr()
+    generated = sorted((saved / "generated" / "openai-chat").glob("*.sse"))
+    assert generated, "no generated body saved"
+    document = json.loads(generated[0].with_suffix(".expected.json").read_text())
+    assert document["recording"].startswith("generated/openai-chat/")
+    # Saved, it is a recording like any other: the same stack fails on it again, the reference passes.
+    report = tmp_path / "again.json"
+    main(["run", *argv, "--profile", "dev", "--generated", "0", "--cassette-dir", str(saved / "generated"),
+          "--report-json", str(report)])  # fmt: skip
+    findings = json.loads(report.read_text())["checks"][0]["counterexamples"]
+    failing = {name for finding in findings for name in finding["recordings"]}
+    assert {f"openai-chat/{body.name}" for body in generated} <= failing

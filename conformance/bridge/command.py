@@ -59,4 +59,5 @@ def run_from_args(args: argparse.Namespace, on_progress: Callable[[str], None] |
         on_progress=on_progress,
         keep_counterexamples=None if _given(args, "all_counterexamples") else DEFAULT_COUNTEREXAMPLES,
         apis=_given(args, "format") or None,
+        generated=_given(args, "generated"),
     )

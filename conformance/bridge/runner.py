@@ -60,6 +60,7 @@ def run_bridge(
     keep_counterexamples: int | None = DEFAULT_COUNTEREXAMPLES,
     shrink: bool = True,
     apis: Sequence[str] | None = None,
+    generated: int | None = None,
 ) -> Report:
     """Start ``command`` once, read what it declares, and run the checks of its level against it.
 
@@ -67,7 +68,8 @@ def run_bridge(
     streams, plus ``extra_scenarios``; with ``scenarios``, exactly those, as ``rerun`` does); a
     byte-level one the stack checks over the bundled
     recordings plus ``cassette_dirs`` (only those of ``apis`` when given, which the target must
-    declare). ``timeout`` bounds every answer; ``shrink`` as for
+    declare), then ``generated`` turns per API rendered to bytes (``run_stack_conformance``: None
+    by profile, 0 none). ``timeout`` bounds every answer; ``shrink`` as for
     ``run_conformance``. Raises ``TargetError``
     (exit code 2) when the target cannot be run: it does not start, breaks the protocol, gives no
     answer in time or keeps exiting; the message quotes the line that was wrong.
@@ -77,9 +79,10 @@ def run_bridge(
         hello = process.start()
         label = f"bridge: {hello.describe()} [{process.command}]"
         if hello.level == "delta":
-            if list(cassette_dirs) or apis:
+            if list(cassette_dirs) or apis or generated is not None:
                 raise TargetError(
-                    "recordings (--cassette-dir, --format) are for byte-level targets; this one is delta-level"
+                    "recordings and generated bodies (--cassette-dir, --format, --generated) are for byte-level "
+                    "targets; this one is delta-level"
                 )
             factory, capabilities = handler_target(process)
             report = run_conformance(
@@ -111,6 +114,7 @@ def run_bridge(
                 seed=seed,
                 target=label,
                 on_progress=on_progress,
+                generated=generated,
             )
     except BridgeBroken as broken:
         raise broken.to_target_error() from None

@@ -172,6 +172,13 @@ def add_parser(commands: Any) -> None:
         "conformance.wire.shapes; docs/realism.md), so the findings first show what users hit",
     )
     parser.add_argument(
+        "--generated",
+        type=_count,
+        metavar="N",
+        help="with --stack or a byte-level --bridge: draw N turns per wire API the stack runs, rendered to "
+        "bytes (the generated search; default: by profile, 5 dev, 30 ci; 0: the recordings alone)",
+    )
+    parser.add_argument(
         "--progress",
         action="store_true",
         help="show progress (units done / total, elapsed) on stderr even when it is not a terminal, one line every "
@@ -183,6 +190,17 @@ def add_parser(commands: Any) -> None:
 
 
 # -- validation before anything runs -------------------------------------------------------------
+
+
+def _count(text: str) -> int:
+    """A non-negative whole number (argparse reports the error with the option's name)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
 
 
 def _writable_file(path: Path | None, option: str) -> None:
@@ -210,16 +228,13 @@ def _writable_dir(path: Path | None, option: str) -> None:
 def _validate(args: argparse.Namespace) -> None:
     if args.format and not (args.converter or args.stack or args.bridge):
         raise UsageError("--format goes with --converter, --stack or a byte-level --bridge")
+    if args.generated is not None and not (args.stack or args.bridge):
+        raise UsageError("--generated goes with --stack or a byte-level --bridge")
     if args.converter and len(args.format or ()) != 1:
         raise UsageError("--converter needs exactly one --format (one of " + ", ".join(WIRE_APIS) + ")")
     if args.followup_targets and not args.formatter:
         raise UsageError("--target goes with --formatter")
-    for directory in args.cassette_dir:
-        if not directory.is_dir():
-            raise UsageError(f"--cassette-dir {directory}: no such directory")
-    for directory in args.scenario_dir:
-        if not directory.exists():
-            raise UsageError(f"--scenario-dir {directory}: no such file or directory")
+    _existing_dirs(args)
     if args.formatter or args.converter:
         _refuse_handler_options(args, "--formatter" if args.formatter else "--converter")
     if args.stack:
@@ -227,6 +242,15 @@ def _validate(args: argparse.Namespace) -> None:
     _writable_file(args.report_json, "--report-json")
     _writable_file(args.junit_xml, "--junit-xml")
     _writable_dir(args.save_failures, "--save-failures")
+
+
+def _existing_dirs(args: argparse.Namespace) -> None:
+    for directory in args.cassette_dir:
+        if not directory.is_dir():
+            raise UsageError(f"--cassette-dir {directory}: no such directory")
+    for directory in args.scenario_dir:
+        if not directory.exists():
+            raise UsageError(f"--scenario-dir {directory}: no such file or directory")
 
 
 def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: bool = False) -> None:
@@ -433,6 +457,7 @@ def _run_stack(args: argparse.Namespace) -> Report:
             seed=args.seed,
             target=args.stack,
             on_progress=progress_display(args.stack, args.progress),
+            generated=args.generated,
         )
     finally:
         try:

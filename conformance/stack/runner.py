@@ -1,4 +1,4 @@
-"""Run the stack checks over recordings: each served whole, then cut at arbitrary byte offsets."""
+"""Run the stack checks over recordings and generated bodies: each served whole, then cut at arbitrary byte offsets."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -15,6 +16,9 @@ from hypothesis import strategies as st
 
 from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
 from conformance.stack.failures import FailingRecording, StackFinding
+from conformance.stack.generated import GeneratedBody, describe_turn, generated_body, generated_turns
+from conformance.turns.model import Turn
+from conformance.turns.render import RENDERED_APIS
 from conformance.verdict import (
     CheckResult,
     Counterexample,
@@ -37,7 +41,7 @@ from conformance.wire.numbers import numbers_note
 from conformance.wire.replay import compare_outcomes
 from conformance.wire.stream_shapes import recording_realism
 
-__all__ = ["Stack", "run_stack_conformance", "sdk_stack"]
+__all__ = ["Stack", "generated_turns_for", "run_stack_conformance", "sdk_stack"]
 
 
 class Stack(Protocol):
@@ -134,6 +138,11 @@ def _why_not(case: Case, body: Body, capabilities: StackCapabilities) -> str:
     return ""
 
 
+def generated_turns_for(profile: str | Profile) -> int:
+    """How many generated turns a profile draws per API for a stack (``run --stack``'s default)."""
+    return max(5, resolve_profile(profile).examples_per_scenario // 2)
+
+
 def run_stack_conformance(
     stack: Stack,
     cassette_dirs: Iterable[Path],
@@ -144,8 +153,12 @@ def run_stack_conformance(
     target: str = "",
     on_progress: Callable[[str], None] | None = None,
     excluded: Mapping[str, str] | None = None,
+    generated: int | None = None,
 ) -> Report:
-    """Run the stack checks over every recording with an expectation under ``cassette_dirs``.
+    """Run the stack checks over every recording with an expectation under ``cassette_dirs``, then
+    over ``generated`` turns drawn per API the stack runs, rendered to bytes
+    (``conformance.stack.generated``; None: as many as the profile says, 0: none), each judged
+    like a recording.
 
     ``excluded`` maps recordings (``Case.name``, e.g. ``anthropic/stream_cut_mid_call.yaml``) the
     stack is not judged on to why (a legitimate alternative the outcome check cannot tell apart, or
@@ -163,56 +176,19 @@ def run_stack_conformance(
     outcome_check, split_check = results["stack_outcome_matches"], results["stack_byte_split_invariant"]
     started = time.perf_counter()
     examples = max(3, chosen.examples_per_scenario // 6)
+    if generated is None:
+        generated = generated_turns_for(chosen)
+    judging = _Judging(stack, capabilities, outcome_check, split_check, report, examples, seed)
     cases = list(discover_cases(cassette_dirs))
+    apis = _generated_apis(capabilities, cases) if generated else []
     for done, case in enumerate(cases):
         if on_progress:
-            on_progress(ProgressStep(case.name, done, len(cases)))
-        try:
-            body = load_body(case.body_path)
-        except WireFormatError as error:
-            outcome_check.not_applicable.append(f"{case.name}: unreadable ({error})")
-            continue
-        why = f"{case.name}: {excluded[case.name]}" if case.name in excluded else _why_not(case, body, capabilities)
-        if why:
-            outcome_check.not_applicable.append(why)
-            continue
-        report.scenarios += 1
-        report.examples += 1
-        actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
-        context = StackContext(case, case.expected(), actual, crash, has_text, has_reasoning, capabilities)
-        problems = STACK_CHECKS[0].run(context)
-        outcome_check.scenarios_run += 1
-        outcome_check.examples_run += 1
-        if problems:
-            summary = _summary(actual, crash, body.sse)
-            text = f"recording: {case.body_path}\nresult: {summary}\n" + "\n".join(f"violation: {p}" for p in problems)
-            harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
-            failing = FailingRecording(
-                case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm
-            )
-            shown = outcome_check.fail(
-                problems[0],
-                text,
-                StackFinding(),
-                scenario=case.name,
-                keep=None,
-                harm=harm,
-                realism=recording_realism(body),
-                kind=_kind(problems, harm),
-            )
-            _keep(shown, failing)
-        _search_splits(
-            stack,
-            case,
-            body=body,
-            expected=context.expected,
-            baseline=_summary(actual, crash, body.sse),
-            examples=examples,
-            seed=seed,
-            result=split_check,
-            report=report,
-            numbers=capabilities.json_numbers,
-        )
+            on_progress(ProgressStep(case.name, done, len(cases) + len(apis)))
+        _judge_recording(case, excluded, judging)
+    for done, api in enumerate(apis, len(cases)):
+        if on_progress:
+            on_progress(ProgressStep(f"generated/{api}", done, len(cases) + len(apis)))
+        _search_generated(api, generated or 0, judging)
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
             result.skip("no recording this stack could run" if result.not_applicable else "no recordings found")
@@ -223,6 +199,112 @@ def run_stack_conformance(
         report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
+
+
+@dataclass
+class _Judging:
+    """What judging one body needs besides the body: the target, the results and the budget."""
+
+    stack: Stack
+    capabilities: StackCapabilities
+    outcome_check: CheckResult
+    split_check: CheckResult
+    report: Report
+    examples: int
+    seed: int
+
+
+def _judge_recording(case: Case, excluded: Mapping[str, str], judging: _Judging) -> None:
+    try:
+        body = load_body(case.body_path)
+    except WireFormatError as error:
+        judging.outcome_check.not_applicable.append(f"{case.name}: unreadable ({error})")
+        return
+    why = f"{case.name}: {excluded[case.name]}" if case.name in excluded else _why_not(case, body, judging.capabilities)
+    if why:
+        judging.outcome_check.not_applicable.append(why)
+        return
+    _judge(case, body, case.expected(), judging)
+
+
+def _judge(case: Case, body: Body, expected: Outcome, judging: _Judging, *, text_head: str = "") -> bool:
+    """Judge one body as a recording: the whole body by the outcome check, then splits of it; True
+    when the whole body failed."""
+    stack, report, capabilities = judging.stack, judging.report, judging.capabilities
+    outcome_check = judging.outcome_check
+    report.scenarios += 1
+    report.examples += 1
+    actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
+    context = StackContext(case, expected, actual, crash, has_text, has_reasoning, capabilities)
+    problems = STACK_CHECKS[0].run(context)
+    outcome_check.scenarios_run += 1
+    outcome_check.examples_run += 1
+    if problems:
+        summary = _summary(actual, crash, body.sse)
+        head = text_head or f"recording: {case.body_path}\n"
+        text = f"{head}result: {summary}\n" + "\n".join(f"violation: {p}" for p in problems)
+        harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
+        failing = FailingRecording(
+            case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm
+        )
+        shown = outcome_check.fail(
+            problems[0],
+            text,
+            StackFinding(),
+            scenario=case.name,
+            keep=None,
+            harm=harm,
+            realism=recording_realism(body),
+            kind=_kind(problems, harm),
+        )
+        _keep(shown, failing)
+    _search_splits(
+        stack,
+        case,
+        body=body,
+        expected=context.expected,
+        baseline=_summary(actual, crash, body.sse),
+        examples=judging.examples,
+        seed=judging.seed,
+        result=judging.split_check,
+        report=report,
+        numbers=capabilities.json_numbers,
+    )
+    return bool(problems)
+
+
+def _generated_apis(capabilities: StackCapabilities, cases: Sequence[Case]) -> list[str]:
+    """The APIs to draw turns for: those the stack declares, else those of the recordings it ran."""
+    if capabilities.apis is not None:
+        return [api for api in capabilities.apis if api in RENDERED_APIS]
+    return [api for api in RENDERED_APIS if any(case.name.startswith(f"{api}/") for case in cases)]
+
+
+def _search_generated(api: str, turns: int, judging: _Judging) -> None:
+    """Judge ``turns`` drawn turns rendered for ``api`` (``conformance.stack.generated``), each as a
+    recording. Every failing one is kept under its finding (no shrinking: each draw costs a run of
+    the stack per split, and the search starts from small turns); the smallest body shows it."""
+    drawn: list[GeneratedBody] = []
+
+    # OpenAI's Chat Completions API has no reasoning field (DeepSeek's reasoning_content is a server
+    # convention the recordings cover): drawn there, a stack reading OpenAI's wire would be wrong to
+    # read it.
+    reasoning = judging.capabilities.reasoning and api != "openai-chat"
+
+    @search_settings(turns, judging.seed + RENDERED_APIS.index(api))
+    @given(generated_turns(api, with_reasoning=reasoning))
+    def draw(turn_and_dialects: tuple[Turn, tuple[str, ...]]) -> None:
+        generated = generated_body(api, *turn_and_dialects)
+        if generated is not None:
+            drawn.append(generated)
+
+    with the_same_search_in_every_process():
+        draw()
+    for number, unnamed in enumerate(sorted(drawn, key=lambda g: len(g.body.data))):
+        generated = unnamed.numbered(number)
+        case = Case(generated.path, generated.path, generated.name)
+        head = f"generated: {describe_turn(generated.turn, generated.dialects)}\n"
+        _judge(case, generated.body, generated.expected, judging, text_head=head)
 
 
 # A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)".
