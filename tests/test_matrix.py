@@ -107,7 +107,8 @@ def test_markdown_and_html_link_counterexamples_and_reproductions(tmp_path: Path
         f"[repro]({repro}) |" in markdown
     )
     assert (
-        "  - crashed, observed: the target raised KeyError (the turn raised KeyError: 0; observed: no_index" in markdown
+        "  - [DEFECT] crashed, observed: the target raised KeyError (the turn raised KeyError: 0; observed: no_index"
+        in markdown
     )
     assert "skip: no callbacks" in markdown and "lib 1.0" in markdown
     page = render_html(matrix, tmp_path / "out", root)

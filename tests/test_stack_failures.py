@@ -114,7 +114,7 @@ def test_saved_bodies_are_the_bytes_served_with_the_expectation_beside_them(
         f"--cassette-dir {saved}"
     ) in out
     repro = re.search(
-        r"^reproduce one with the SDK alone: toolcall-conformance repro (\S+) --client openai$",
+        r"^reproduce one without this suite: toolcall-conformance repro (\S+) --client openai --call MODULE:FUNCTION ",
         out,
         flags=re.M,
     )

@@ -590,5 +590,9 @@ def _saved_recordings(paths: list[Path], directory: Path, spec: dict[str, Any] |
             continue
         client = next((name for name, apis in CLIENTS.items() if api in apis), None)
         if client is not None:
-            print(f"reproduce one with the SDK alone: toolcall-conformance repro {body} --client {client}")
+            print(
+                f"reproduce one without this suite: toolcall-conformance repro {body} --client {client} "
+                "--call MODULE:FUNCTION (your f(client) -> result; without --call the script runs the SDK's own "
+                "stream helper, not your stack)"
+            )
             return

@@ -20,14 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.turns.expected import CUT_ERROR, INVALID_ARGUMENTS, expected_from_turn
 from conformance.turns.model import Call, Reasoning, ServerCall, Text, Turn, fake_signature, split_evenly
 from conformance.wire.apis import WIRE_APIS
-from conformance.wire.may_run import derive_may_run
-from conformance.wire.outcome import (
-    ExpectedToolCall,
-    Outcome,
-    decode_expected_arguments,
-)
 
 __all__ = [
     "API_URLS",
@@ -53,9 +48,6 @@ SDK_ACCUMULATOR_MISHANDLES = frozenset(
     }
 )
 
-# What the expectation says when a stream stops without its terminal event: the SDKs raise nothing
-# (the connection just ends), so the definition says it; a converter must surface it (taxonomy F07).
-CUT_ERROR = "incomplete: the stream ended without its terminal event"
 
 API_URLS = {
     "openai-chat": "https://api.openai.com/v1/chat/completions",
@@ -88,27 +80,6 @@ class CorpusScenario:
     def key(self) -> str:
         """``folder/name``: where the cassette lives under ``cassettes/``, and its key in the exemption list."""
         return f"{self.folder}/{self.name}"
-
-
-INVALID_ARGUMENTS = "the arguments are not one complete JSON object"
-
-
-def expected_from_turn(turn: Turn, api: str) -> Outcome:
-    """The hand-checked outcome of a scenario, straight from its definition."""
-    outcome = Outcome(api)
-    for item in turn.items:
-        if isinstance(item, Call):
-            arguments = decode_expected_arguments(item.arguments)
-            error = INVALID_ARGUMENTS if arguments is None else None
-            outcome.tool_calls.append(ExpectedToolCall(item.name, item.call_id, arguments, item.arguments, error))
-        elif isinstance(item, Text):
-            outcome.text += item.text
-        elif isinstance(item, Reasoning):
-            outcome.reasoning += item.text
-        # A ServerCall ran at the provider: it is never a client tool call, text or reasoning.
-    if turn.ending == "cut":
-        outcome.error = CUT_ERROR
-    return derive_may_run(outcome)
 
 
 # -- the scenarios ------------------------------------------------------------------------------

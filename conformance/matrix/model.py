@@ -2,7 +2,7 @@
 
 A cell is ``pass``, ``fail``, ``skip`` (with the capability or declaration that excluded it) or
 ``n/a`` (the check belongs to the other kind of suite: handler checks judge chunk-level targets,
-stack checks converter-level ones). A failing cell lists its findings (one check plus one minimal
+stack checks byte-level ones). A failing cell lists its findings (one check plus one minimal
 input shape: its harm, its realism, its direct reproductions) and is of one kind:
 
 * ``defect``: a finding of harm ``misidentified`` or worse (what runs, or what the follow-up says,
@@ -26,7 +26,19 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-__all__ = ["CELL_KINDS", "MATRIX_SCHEMA", "Cell", "Column", "Finding", "Matrix", "Row", "cell_differences"]
+from conformance.verdict.harm import Harm, at_least
+
+__all__ = [
+    "CELL_KINDS",
+    "MATRIX_SCHEMA",
+    "Cell",
+    "Column",
+    "Finding",
+    "Matrix",
+    "Row",
+    "cell_differences",
+    "finding_kind",
+]
 
 MATRIX_SCHEMA = 2
 
@@ -54,6 +66,21 @@ class Finding:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Finding:
         return cls(**data)
+
+
+# Findings at least this harmful make a cell a defect (unless a policy, the target or realism says why not).
+DEFECT_HARM = Harm.MISIDENTIFIED
+
+
+def finding_kind(finding: Finding) -> str:
+    """The kind of cell this finding alone would make (one of ``CELL_KINDS``)."""
+    if finding.harm and not at_least(Harm(finding.harm), DEFECT_HARM):
+        return "deviation"
+    if finding.policy:
+        return "caller_decides"
+    if finding.outside_target:
+        return "outside_target"
+    return "theoretical" if finding.realism == "theoretical" else "defect"
 
 
 @dataclass

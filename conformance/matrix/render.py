@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from conformance.matrix.model import Cell, Column, Finding, Matrix
+from conformance.matrix.model import Cell, Column, Finding, Matrix, finding_kind
 from conformance.matrix.runner import MatrixRun
 
 __all__ = ["render_html", "render_markdown", "repository_root", "write_markdown", "write_outputs"]
@@ -120,7 +120,8 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         " differs); a *caller decides* cell only findings the library documents as its caller's decision (with"
         " where it says so); an *outside target* cell only findings whose input has a shape the library does not"
         " claim to read (with the evidence: its typed contract, a report its maintainers closed); a *theoretical"
-        " input* cell only harmful findings whose input no server has been seen sending.",
+        " input* cell only harmful findings whose input no server has been seen sending. A cell shows the worst harm of"
+        " the findings that make its kind; each finding says its own kind in brackets.",
         "",
         f"Measured on {matrix.measured} with profile `{matrix.profile}`, seed {matrix.seed}, {matrix.python},"
         f" toolcall-conformance {matrix.suite_version}. Versions: {_columns_line(matrix)}.",
@@ -143,7 +144,8 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         "`skip: no events` and the like name the capability the implementation does not declare (a final-result"
         " accumulator has no events, a library without `reset()` no lifecycle, ...); `skip: adapter` a check the"
         " adapter cannot judge faithfully (listed below with the reason); `-` a check of the other suite"
-        " (handler checks judge chunk-level targets, stack checks converter-level ones, over the bundled recordings).",
+        " (handler checks judge chunk-level targets, stack checks byte-level ones: whole clients, over the bundled"
+        " recordings and generated bodies).",
         "",
         "## Implementations",
         "",
@@ -193,11 +195,12 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
 def _finding_text(finding: Finding, code: str = "") -> str:
     """One finding on one line: harm, realism, the violation, the policy covering it, its reproductions."""
     tests = ", ".join(f"{code}{node}{code}" for node in finding.reproductions) or "no direct reproduction yet"
+    verdict = _KIND_LABELS.get(finding_kind(finding), "FAIL")
     policy = f" Caller decides: {finding.policy}." if finding.policy else ""
     if finding.outside_target:
         policy += f" Outside the library's target: {finding.outside_target}."
     return (
-        f"{finding.harm or 'unclassified'}, {finding.realism or 'realism unknown'}: {finding.message} "
+        f"[{verdict}] {finding.harm or 'unclassified'}, {finding.realism or 'realism unknown'}: {finding.message} "
         f"({finding.harm_why}; {finding.realism_note}).{policy} Reproduced by {tests}."
     )
 
@@ -303,7 +306,8 @@ library without the suite). A failing cell is a <strong>DEFECT</strong> (a findi
 worse: what runs, or what the follow-up says, is wrong), a <em>deviation</em> (only <code>stream_shape</code>: the event
 stream differs, what runs is right), <em>caller decides</em> (a policy the library documents as its caller's) or
 <em>outside target</em> (the input has a shape the library does not claim to read, with the evidence) or
-<em>theoretical input</em> (harmful, but on input no server has been seen sending). Each
+<em>theoretical input</em> (harmful, but on input no server has been seen sending); a cell shows the worst harm
+of the findings that make its kind, and each finding its own kind in brackets. Each
 finding says its harm and how real its input is (<a href="../realism.md">observed from a named server, or
 theoretical</a>). Hover a cell for its reason. Data: <a href="matrix.json">matrix.json</a>.</p>
 <table class="matrix">
@@ -315,7 +319,7 @@ theoretical</a>). Hover a cell for its reason. Data: <a href="matrix.json">matri
 <p class="small"><strong>skip</strong>: the implementation does not declare the capability named (a final-result
 accumulator has no events, a library without <code>reset()</code> no lifecycle) or the adapter cannot judge the
 check faithfully; <strong>-</strong>: a check of the other suite (handler checks judge chunk-level targets, stack
-checks converter-level ones over the bundled recordings).</p>
+checks byte-level ones, whole clients, over the bundled recordings and generated bodies).</p>
 <h2>Implementations</h2>
 <ul>{implementations}</ul>
 <h2>Findings</h2>

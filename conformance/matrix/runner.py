@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import reference_impl
 from conformance.adapters import AdapterInfo, adapters
 from conformance.handler import CHECKS, Capabilities, run_conformance
-from conformance.matrix.model import CELL_KINDS, Cell, Column, Finding, Matrix, Row
+from conformance.matrix.model import CELL_KINDS, Cell, Column, Finding, Matrix, Row, finding_kind
 from conformance.matrix.reference import (
     REFERENCE_CAPABILITIES,
     REFERENCE_STACK_CAPABILITIES,
@@ -30,14 +30,16 @@ from conformance.matrix.reference import (
 )
 from conformance.matrix.reproductions import SUITE_BUGS, reproductions_for
 from conformance.stack import STACK_CHECKS, Stack, StackCapabilities, run_stack_conformance
-from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Counterexample, Harm, Report, at_least, worst
+from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Counterexample, Harm, Report, worst
 from conformance.wire import bundled_cassette_dir
 
 __all__ = ["REFERENCE", "MatrixRun", "run_matrix"]
 
 REFERENCE = "reference"
 
-_HANDLER_ONLY = "runs the stack checks on the recordings (converter-level), not the chunk-level handler checks"
+_HANDLER_ONLY = (
+    "runs the stack checks on recordings and generated bodies (byte level), not the chunk-level handler checks"
+)
 _STACK_ONLY = "runs the chunk-level handler checks, not the stack checks on the recordings"
 
 
@@ -74,10 +76,6 @@ def _short(reason: str, requires: Sequence[str], capabilities: Capabilities | No
     return "not judged"
 
 
-# Findings at least this harmful make a cell a defect (unless a documented policy covers them).
-_DEFECT = Harm.MISIDENTIFIED
-
-
 def _finding(
     result: CheckResult,
     counterexample: Counterexample,
@@ -102,21 +100,10 @@ def _finding(
     )
 
 
-def _finding_kind(finding: Finding) -> str:
-    """The kind of cell this finding alone would make (``conformance.matrix.model``)."""
-    if finding.harm and not at_least(Harm(finding.harm), _DEFECT):
-        return "deviation"
-    if finding.policy:
-        return "caller_decides"
-    if finding.outside_target:
-        return "outside_target"
-    return "theoretical" if finding.realism == "theoretical" else "defect"
-
-
 def _kind(findings: Sequence[Finding]) -> str:
     """A failing cell's kind: that of its gravest finding, in the order of ``CELL_KINDS`` (defect,
     caller_decides, outside_target, theoretical, deviation)."""
-    return min((_finding_kind(f) for f in findings), key=CELL_KINDS.index, default="deviation")
+    return min((finding_kind(f) for f in findings), key=CELL_KINDS.index, default="deviation")
 
 
 def _cell(
@@ -135,7 +122,7 @@ def _cell(
     kind = _kind(findings)
     # The headline harm is that of the findings that make the cell what it is: a defect cell does not
     # show the harm of a finding its library leaves to its caller.
-    worst_harm = worst(Harm(f.harm) for f in findings if f.harm and _finding_kind(f) == kind)
+    worst_harm = worst(Harm(f.harm) for f in findings if f.harm and finding_kind(f) == kind)
     return Cell(
         "fail",
         failing_scenarios=len(result.failing_scenarios) or 1,

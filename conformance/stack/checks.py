@@ -129,6 +129,16 @@ def stack_outcome_matches(ctx: StackContext) -> list[str]:
     assert ctx.actual is not None
     expected = ctx.expected
     actual = ctx.actual
+    # A capability the stack declares but whose field its result leaves out would turn the
+    # comparison off unseen: a stack that drops the text would pass.
+    missing = [
+        f"the stack declares {name} but its result has no {name!r} (return it, or declare {name}=False)"
+        for name, declared, given, wanted in (
+            ("text", ctx.capabilities.text, ctx.has_text, expected.text),
+            ("reasoning", ctx.capabilities.reasoning, ctx.has_reasoning, expected.reasoning),
+        )
+        if declared and not given and wanted
+    ]
     if not (ctx.capabilities.text and ctx.has_text):
         actual = Outcome(
             actual.api, actual.tool_calls, expected.text, actual.reasoning, True, actual.finish_reason, actual.error
@@ -137,7 +147,7 @@ def stack_outcome_matches(ctx: StackContext) -> list[str]:
         actual = Outcome(
             actual.api, actual.tool_calls, actual.text, expected.reasoning, True, actual.finish_reason, actual.error
         )
-    return compare_outcomes(expected, actual, numbers=ctx.capabilities.json_numbers)
+    return missing + compare_outcomes(expected, actual, numbers=ctx.capabilities.json_numbers)
 
 
 @STACK_CHECK_REGISTRY.check(

@@ -130,6 +130,15 @@ def _summary(outcome: Outcome | None, crash: BaseException | None, body: bytes) 
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
+def _shown(text: str) -> str:
+    """``text`` as a terminal shows it faithfully: a character that is not printable (a control
+    character, U+2028, a private-use one) as its escape, so a report never breaks a line or moves
+    the cursor where the value does not."""
+    if text.isprintable():
+        return text
+    return "".join(char if char.isprintable() else char.encode("unicode_escape").decode("ascii") for char in text)
+
+
 def _why_not(case: Case, body: Body, capabilities: StackCapabilities) -> str:
     if capabilities.apis is not None and body.api not in capabilities.apis:
         return f"{case.name}: the stack does not run {body.api}"
@@ -242,7 +251,7 @@ def _judge(case: Case, body: Body, expected: Outcome, judging: _Judging, *, text
     if problems:
         summary = _summary(actual, crash, body.sse)
         head = text_head or f"recording: {case.body_path}\n"
-        text = f"{head}result: {summary}\n" + "\n".join(f"violation: {p}" for p in problems)
+        text = f"{head}result: {_shown(summary)}\n" + "\n".join(f"violation: {_shown(p)}" for p in problems)
         harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
         failing = FailingRecording(
             case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm
@@ -300,7 +309,8 @@ def _search_generated(api: str, turns: int, judging: _Judging) -> None:
 
     with the_same_search_in_every_process():
         draw()
-    for number, unnamed in enumerate(sorted(drawn, key=lambda g: len(g.body.data))):
+    distinct = {generated.body.data: generated for generated in drawn}.values()  # one run per body
+    for number, unnamed in enumerate(sorted(distinct, key=lambda g: len(g.body.data))):
         generated = unnamed.numbered(number)
         case = Case(generated.path, generated.path, generated.name)
         head = f"generated: {describe_turn(generated.turn, generated.dialects)}\n"
@@ -377,7 +387,10 @@ def _search_splits(
             failing = FailingRecording(
                 case.name, case.body_path, body, expected, result.check.id, message, got, harm, tuple(pieces)
             )
-            text = f"recording: {case.body_path}\npieces: {shown}\none piece: {baseline}\nsplit:     {got}"
+            text = (
+                f"recording: {case.body_path}\npieces: {_shown(shown)}\none piece: {_shown(baseline)}\n"
+                f"split:     {_shown(got)}"
+            )
             # Splits are one finding per harm and its kind of reason, whichever recording they cut.
             kind = f"split: {harm.harm.value}: {signature(harm.why)}"
             found = result.fail(

@@ -247,7 +247,13 @@ def classify_calls(
     deviates only in the shape of its event stream.
     """
     same = same_arguments or (lambda got, want: _canonical(got) == _canonical(want))
+    unknown: list[str] = []  # what came out under a name no tool has: a runner answers it, nothing runs
     if tools is not None:
+        unknown = [
+            repr(out.name or "")
+            for out in [got for _, got in pairs if got is not None] + list(extra)
+            if out.ran and out.name not in tools
+        ]
         pairs = [(want, _dispatched(got, tools) if got is not None else None) for want, got in pairs]
         extra = [_dispatched(out, tools) for out in extra]
     ran_wrong = _ran_wrong(pairs, extra, same)
@@ -261,4 +267,10 @@ def classify_calls(
     misidentified = _misidentified(pairs)
     if misidentified is not None:
         return misidentified
+    if unknown:
+        return HarmVerdict(
+            Harm.STREAM_SHAPE,
+            f"nothing runs wrong: what came out under {', '.join(unknown)}, a name no tool has, is answered by a "
+            "runner with an error; only the event stream deviates",
+        )
     return HarmVerdict(Harm.STREAM_SHAPE, "what runs and the text are right; only the event stream deviates")
