@@ -132,3 +132,71 @@ def test_a_stack_that_concatenates_restated_names_fails_the_outcome_check(record
     result = next(result for result in report.results if result.check.id == "stack_outcome_matches")
     assert result.status == "failed"
     assert "get_weatherget_weather" in result.message, result.message
+
+
+def _with_finish_reason(finish_reason: str) -> Any:
+    """``correct``, reporting ``finish_reason`` as the turn's stop reason whatever the stream said."""
+
+    def stack(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+        return {**correct(api, pieces, options), "finish_reason": finish_reason}
+
+    return stack
+
+
+def _wire_finish_reason(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+    """``correct``, reporting the stream's own finish_reason (the last one it sent)."""
+    reasons = [
+        json.loads(line[5:])["choices"][0].get("finish_reason")
+        for line in b"".join(pieces).decode().splitlines()
+        if line.startswith("data:") and line[5:].strip() != "[DONE]" and json.loads(line[5:]).get("choices")
+    ]
+    return {**correct(api, pieces, options), "finish_reason": next((r for r in reversed(reasons) if r), None)}
+
+
+def test_a_stop_reason_that_means_nothing_is_a_finding_not_a_pass(recordings: Path) -> None:
+    # A false pass before: the result's finish_reason was read and never compared.
+    report = run_stack_conformance(
+        _with_finish_reason("banana"), [recordings], capabilities=CAPABILITIES, profile="dev", seed=0, generated=0
+    )
+    result = next(result for result in report.results if result.check.id == "stack_outcome_matches")
+    assert result.status == "failed"
+    assert "finish_reason 'banana' is no stop reason openai-chat sends" in result.message, result.message
+
+
+@pytest.mark.parametrize("stack", [_wire_finish_reason, _with_finish_reason("other")], ids=["wire", "says-nothing"])
+def test_the_stream_s_own_stop_reason_or_one_that_says_nothing_passes(stack: Any, recordings: Path) -> None:
+    assert _statuses(stack, recordings)["stack_outcome_matches"] == "passed"
+
+
+def test_a_normalised_stop_reason_is_read_by_what_it_means() -> None:
+    from conformance.wire import ExpectedToolCall, Outcome
+    from conformance.wire.replay import compare_finish_reason
+
+    calls = [ExpectedToolCall("f", "call_0", {}, "{}")]
+    finished = Outcome("openai-chat", calls, finish_reason="tool_calls")
+    cut = Outcome("openai-chat", calls, finish_reason="length")
+    assert compare_finish_reason(finished, Outcome("openai-chat", calls, finish_reason="tool-calls")) == []
+    assert compare_finish_reason(finished, Outcome("openai-chat", calls, finish_reason="tool_call")) == []
+    assert compare_finish_reason(cut, Outcome("openai-chat", calls, finish_reason="length")) == []
+    assert compare_finish_reason(finished, Outcome("openai-chat", calls, finish_reason="length")) == [
+        "finish_reason 'length' says the turn ended truncated; the stream's is 'tool_calls'"
+    ]
+    assert compare_finish_reason(cut, Outcome("openai-chat", calls, finish_reason="stop")) == [
+        "finish_reason 'stop' reads as a turn that ended normally; the stream's is 'length' (truncated)"
+    ]
+    # Reported as finished beside an error that says it did not: the error tells the caller.
+    assert compare_finish_reason(cut, Outcome("openai-chat", calls, finish_reason="stop", error="truncated")) == []
+
+
+def test_a_truncated_turn_reported_as_finished_loses_its_ending() -> None:
+    from conformance.verdict.harm import Harm
+    from conformance.wire import ExpectedToolCall, Outcome
+    from conformance.wire.harm import outcome_harm
+
+    cut = Outcome("openai-chat", [ExpectedToolCall("f", "call_0", None, '{"a"')], text="Hel", finish_reason="length")
+    said_stop = Outcome(
+        "openai-chat", [ExpectedToolCall("f", "call_0", None, '{"a"', error="x")], text="Hel", finish_reason="stop"
+    )
+    verdict = outcome_harm(cut, said_stop)
+    assert verdict.harm is Harm.LOST
+    assert "cut the turn at its token limit ('length') but the result says it ended normally ('stop')" in verdict.why

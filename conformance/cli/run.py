@@ -8,6 +8,7 @@ it starts, so a mistyped path fails in a second, not after the search.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import os
 import shlex
@@ -25,6 +26,7 @@ import reference_impl
 from conformance.cli.common import (
     EXIT_CONFORMANT,
     EXIT_INTERRUPTED,
+    EXIT_USAGE,
     EXIT_VIOLATIONS,
     UsageError,
     load_factory,
@@ -459,12 +461,16 @@ def _run_stack(args: argparse.Namespace) -> Report:
             on_progress=progress_display(args.stack, args.progress),
             generated=args.generated,
         )
-    finally:
-        try:
+    except BaseException:
+        with contextlib.suppress(StackFactoryError):  # the run's own error is the one to report
             close_stack(target)
-        except StackFactoryError as error:
-            raise UsageError(f"--stack {error}") from error
+        raise
     report.target_spec = {"kind": "stack", "spec": args.stack, "capabilities": capabilities.declared()}
+    try:
+        close_stack(target)
+    except StackFactoryError as error:
+        # The verdict stands and is printed; the exit code still says the target misbehaved.
+        report.cleanup_error = f"--stack {error}"
     return report
 
 
@@ -519,6 +525,12 @@ def run(args: argparse.Namespace) -> int:
     if not reports:
         print("toolcall-conformance: interrupted before any target finished", file=sys.stderr)
         return EXIT_INTERRUPTED
+    return _conclude(args, reports, title, interrupted)
+
+
+def _conclude(args: argparse.Namespace, reports: list[Report], title: str, interrupted: bool) -> int:
+    """Print and write the merged report; the exit code says the verdict (2 when a target could not be
+    released after its run, the report being complete)."""
     specs = {r.target: r.target_spec for r in reports}
     report = merge_reports(reports, title)
     report.fail_on = parse_harm(args.fail_on) if args.fail_on else None
@@ -531,6 +543,11 @@ def run(args: argparse.Namespace) -> int:
         write_junit(report, args.junit_xml)
     if interrupted or report.stopped.startswith("interrupted"):
         return EXIT_INTERRUPTED
+    cleanup = [r.cleanup_error for r in reports if r.cleanup_error]
+    for error in cleanup:
+        print(f"toolcall-conformance: error: {error} (after the run: the report above is complete)", file=sys.stderr)
+    if cleanup:
+        return EXIT_USAGE
     return EXIT_CONFORMANT if report.passes else EXIT_VIOLATIONS
 
 

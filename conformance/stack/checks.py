@@ -10,7 +10,7 @@ from conformance.verdict import Check, CheckRegistry, NotApplicable
 from conformance.wire import WIRE_APIS, Case, Outcome
 from conformance.wire.may_run import stream_why_not
 from conformance.wire.numbers import JSON_NUMBERS
-from conformance.wire.replay import compare_outcomes
+from conformance.wire.replay import compare_finish_reason, compare_outcomes
 
 __all__ = ["STACK_CHECKS", "STACK_CHECK_REGISTRY", "StackCapabilities", "StackContext"]
 
@@ -147,7 +147,11 @@ def stack_outcome_matches(ctx: StackContext) -> list[str]:
         actual = Outcome(
             actual.api, actual.tool_calls, actual.text, expected.reasoning, True, actual.finish_reason, actual.error
         )
-    return missing + compare_outcomes(expected, actual, numbers=ctx.capabilities.json_numbers)
+    return (
+        missing
+        + compare_outcomes(expected, actual, numbers=ctx.capabilities.json_numbers)
+        + compare_finish_reason(expected, actual)
+    )
 
 
 @STACK_CHECK_REGISTRY.check(

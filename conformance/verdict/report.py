@@ -31,6 +31,8 @@ class Report:
     target_spec: dict[str, Any] = field(default_factory=dict)
     # The least harm that fails the run (``--fail-on``); None: any failing check does.
     fail_on: Harm | None = None
+    # What went wrong releasing the target after a complete run (a stack's ``close()`` raised), or "".
+    cleanup_error: str = ""
 
     @property
     def conformant(self) -> bool:

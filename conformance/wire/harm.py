@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
-from conformance.wire.may_run import WHY_NOT, derive_may_run, stream_why_not
+from conformance.wire.may_run import WHY_NOT, derive_may_run, finish_reason_meaning, stream_why_not
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
-from conformance.wire.replay import pair_outcome_calls
+from conformance.wire.replay import compare_finish_reason, pair_outcome_calls
 
 __all__ = ["outcome_harm"]
 
@@ -29,6 +29,25 @@ def _why_not(call: ExpectedToolCall) -> str:
 def _came_out(call: ExpectedToolCall, label: str) -> CameOut:
     ids = frozenset({call.call_id} if call.call_id else ())
     return CameOut(label, call.name, ids, call.arguments, ran=call.arguments is not None, error=call.arguments is None)
+
+
+def _lost_text(expected: Outcome, actual: Outcome, stream: str | None) -> str:
+    """What of the turn's text, reasoning or ending the result lost or altered ("" when nothing)."""
+    if actual.text != expected.text:
+        return f"the text came out as {actual.text[:40]!r}, the recording's is {expected.text[:40]!r}"
+    if expected.reasoning_recorded and actual.reasoning != expected.reasoning:
+        return f"the reasoning came out as {actual.reasoning[:40]!r}, the recording's is {expected.reasoning[:40]!r}"
+    if actual.error is not None:
+        return ""
+    if stream in ("incomplete", "provider_error"):
+        ended = expected.error or expected.finish_reason
+        return f"the stream ended in an error ({ended}) but the result reads as a finished turn"
+    if stream == "truncated" and finish_reason_meaning(actual.api, actual.finish_reason or "") == "normal":
+        return (
+            f"the provider cut the turn at its token limit ({expected.finish_reason!r}) but the result says it "
+            f"ended normally ({actual.finish_reason!r}): the text reads as complete"
+        )
+    return ""
 
 
 def outcome_harm(
@@ -60,15 +79,7 @@ def outcome_harm(
         for call in actual.tool_calls
         if not any(call is taken for taken in claimed)
     ]
-    lost_text = ""
-    if actual.text != expected.text:
-        lost_text = f"the text came out as {actual.text[:40]!r}, the recording's is {expected.text[:40]!r}"
-    elif expected.reasoning_recorded and actual.reasoning != expected.reasoning:
-        lost_text = (
-            f"the reasoning came out as {actual.reasoning[:40]!r}, the recording's is {expected.reasoning[:40]!r}"
-        )
-    elif stream in ("incomplete", "provider_error") and actual.error is None:
-        lost_text = f"the stream ended in an error ({expected.error}) but the result reads as a finished turn"
+    lost_text = _lost_text(expected, actual, stream)
     verdict = classify_calls(
         pairs,
         extra,
@@ -77,6 +88,11 @@ def outcome_harm(
         turn_error=actual.error is not None,
         tools={call.name for call in expected.tool_calls if call.name},
     )
+    reported_end = compare_finish_reason(expected, actual)
+    if verdict.harm is Harm.STREAM_SHAPE and reported_end:
+        return HarmVerdict(
+            Harm.STREAM_SHAPE, f"what runs and the text are right; only the stop reason differs: {reported_end[0]}"
+        )
     if verdict.harm is Harm.LOST and stream is not None and verdict.why == lost_text:
         # The rest of the turn was lost to an abnormal end nothing surfaced: a library that exposes
         # the missing end (no finish reason) may leave that to its caller (AdapterInfo.policies).

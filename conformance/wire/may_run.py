@@ -51,12 +51,14 @@ if TYPE_CHECKING:
     from conformance.wire.outcome import Outcome
 
 __all__ = [
+    "NORMALISED_STOP_REASONS",
     "PRECEDENCE",
     "STOP_REASONS",
     "WHY_NOT",
     "StopReasons",
     "call_why_not",
     "derive_may_run",
+    "finish_reason_meaning",
     "stop_reason_kind",
     "stream_why_not",
 ]
@@ -188,6 +190,39 @@ def stop_reason_kind(api: str, finish_reason: object) -> str | None:
     if finish_reason in reasons.failed:
         return "provider_error"
     return None
+
+
+# Stop reasons a library may report in its own normalised vocabulary instead of the provider's
+# (a stack's ``finish_reason``), by what they mean. Sources: the OpenTelemetry GenAI semantic
+# conventions' ``gen_ai.response.finish_reasons`` (pydantic-ai's ``FinishReason``), the Vercel AI
+# SDK's ``FinishReason``. ``other`` and ``unknown`` say nothing: a result that gives them is not judged.
+NORMALISED_STOP_REASONS: Mapping[str, str | None] = {
+    "stop": "normal",
+    "tool_call": "normal",
+    "tool_calls": "normal",
+    "tool-calls": "normal",
+    "length": "truncated",
+    "content_filter": "provider_error",
+    "content-filter": "provider_error",
+    "error": "provider_error",
+    "other": None,
+    "unknown": None,
+}
+
+
+def finish_reason_meaning(api: str, finish_reason: str) -> str | None:
+    """What a reported stop reason says of the turn: ``"normal"``, ``"truncated"`` or ``"provider_error"``,
+    read in ``api``'s own table, then any API's, then ``NORMALISED_STOP_REASONS``; ``"unknown"`` for a
+    value none of them lists; None for one that says nothing (``other``)."""
+    for reasons in (STOP_REASONS.get(api, _ANY_API), _ANY_API):
+        if finish_reason in reasons.normal:
+            return "normal"
+        kind = stop_reason_kind(api if reasons is not _ANY_API else "", finish_reason)
+        if kind is not None:
+            return kind
+    if finish_reason in NORMALISED_STOP_REASONS:
+        return NORMALISED_STOP_REASONS[finish_reason]
+    return "unknown"
 
 
 def _error_kind(error: object) -> str:

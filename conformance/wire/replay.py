@@ -29,7 +29,7 @@ from typing import Any
 
 from conformance.wire.apis import READERS, WireFormatError
 from conformance.wire.bodies import Body
-from conformance.wire.may_run import derive_may_run
+from conformance.wire.may_run import derive_may_run, finish_reason_meaning, stream_why_not
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
 from conformance.wire.pairing import pair_calls
@@ -50,6 +50,7 @@ __all__ = [
     "BodyReadError",
     "ReplayResult",
     "as_chunk_response",
+    "compare_finish_reason",
     "compare_outcomes",
     "outcome_from_events",
     "pair_outcome_calls",
@@ -353,3 +354,31 @@ def compare_outcomes(expected: Outcome, actual: Outcome, *, numbers: str = "exac
     if expected.reasoning_recorded and actual.reasoning != expected.reasoning:
         problems.append(f"reasoning {actual.reasoning[:60]!r}..., expected {expected.reasoning[:60]!r}...")
     return problems
+
+
+def compare_finish_reason(expected: Outcome, actual: Outcome) -> list[str]:
+    """Where the stop reason ``actual`` reports says something else of the turn than the stream did.
+
+    Judged by meaning (``conformance.wire.may_run.finish_reason_meaning``), so a library may report
+    the provider's value or its own normalised one (``tool-calls``, ``tool_call``); a result that
+    gives none, or one that says nothing (``other``), is not judged. A turn that ended abnormally
+    may be reported as finished only beside an ``error`` that says it did not.
+    """
+    if not actual.finish_reason:
+        return []
+    got = finish_reason_meaning(expected.api or actual.api, actual.finish_reason)
+    if got is None:
+        return []
+    wanted = stream_why_not(expected.api, expected.finish_reason, expected.error) or "normal"
+    said = f"finish_reason {actual.finish_reason!r}"
+    stream = f"the stream's is {expected.finish_reason!r}" + (f" ({wanted})" if wanted != "normal" else "")
+    if got == "unknown":
+        return [
+            f"{said} is no stop reason {expected.api or 'any wire API'} sends nor a known normalisation of one, so "
+            f"a caller cannot tell how the turn ended; {stream}"
+        ]
+    if got == "normal" and wanted != "normal":
+        return [] if actual.error else [f"{said} reads as a turn that ended normally; {stream}"]
+    if wanted not in (got, "incomplete"):
+        return [f"{said} says the turn ended {got}; {stream}"]
+    return []
