@@ -220,3 +220,70 @@ def test_a_counterexample_names_the_wire_shapes_its_bytes_were_rendered_with() -
     dialect = Scenario("generated", tuple(chunks), ExpectedOutcome(()), wire_dialects=frozenset({"no_index"}))
     assert "rendered with" not in _render(plain, chunks, Transcript(chunks), ["x"])
     assert "wire:     rendered with no_index\n" in _render(dialect, chunks, Transcript(chunks), ["x"])
+
+
+# -- which shapes a finding needs; which servers send them -------------------------------------------
+
+
+def test_every_server_a_shape_names_is_placed_on_one_wire_api() -> None:
+    from conformance.wire.shapes import SERVER_APIS, server_names
+
+    for shape in SHAPES.values():
+        names = server_names(shape.servers)  # KeyError: a server the table does not place
+        assert bool(names) == (shape.level == "observed"), shape.id
+    assert set(SERVER_APIS.values()) <= {
+        "openai-chat",
+        "openai-responses",
+        "anthropic",
+        "gemini",
+        "bedrock-converse",
+        "cohere-v2",
+        "*",
+    }
+    assert server_names("vLLM / vLLM-Ascend (GLM parsers), Vertex AI Gemini (native)") == (
+        "vLLM",
+        "vLLM-Ascend",
+        "Gemini native",
+    )
+
+
+def test_evidence_names_a_server_of_the_api_the_input_was_read_in() -> None:
+    # An Anthropic recording's fragmented arguments cite Anthropic, not OpenAI Chat Completions.
+    anthropic = realism_of({"arguments_fragmented"}, "anthropic")
+    assert anthropic.evidence == ("arguments_fragmented (Anthropic Messages)",)
+    assert realism_of({"arguments_fragmented"}).evidence == ("arguments_fragmented (OpenAI Chat Completions)",)
+    # Seen only on another API: still observed (the lists say who sends a shape, not who never
+    # does), and the note says so.
+    other = realism_of({"no_id"}, "anthropic")
+    assert other.level == "observed" and other.evidence == ("no_id (Gemini native; no anthropic server seen)",)
+
+
+def test_a_combination_says_whether_one_server_sends_all_of_it() -> None:
+    together = realism_of({"name_restated", "no_id"})
+    assert together.together[0] == "vLLM"
+    assert together.describe() == "observed: name_restated, no_id, all from vLLM"
+    apart = realism_of({"index_reused", "no_name"})
+    assert apart.level == "observed" and apart.together == ()
+    assert "from different servers (none is known to send all of them)" in apart.describe()
+    assert realism_of({"reserved_argument_keys", "arguments_fragmented"}, "anthropic").together == (
+        "Anthropic Messages",
+    )
+
+
+def test_a_finding_shows_only_the_shapes_its_failure_needs() -> None:
+    # Dropping id-less calls needs a call without an id (or with a late one), nothing else: a missing
+    # terminal chunk or several calls in one chunk that the input happened to show are left out.
+    report = run_conformance(mutants.DropIdless, profile="dev", seed=0)
+    failing = report.by_status("failed")
+    assert failing
+    incidental = {"no_terminal_marker", "several_calls_in_one_chunk", "empty_chunk"}
+    for result in failing:
+        for counterexample in result.counterexamples:
+            assert counterexample.realism is not None
+            shapes = set(counterexample.realism.shapes)
+            assert shapes & {"no_id", "id_late"}, (result.check.id, counterexample.realism)
+            assert incidental.isdisjoint(shapes), (result.check.id, counterexample.realism)
+            # Argument text in pieces is what loses it when the pieces before the id are dropped
+            # (argument_integrity); a name that is lost does not need it.
+            if result.check.id == "tool_names_whole":
+                assert "arguments_fragmented" not in shapes, counterexample.realism

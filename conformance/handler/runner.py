@@ -41,6 +41,7 @@ from conformance.handler.drive import (
 from conformance.handler.fragment import describe_chunks, refragmented
 from conformance.handler.generate import wire_scenarios
 from conformance.handler.harm import PROBED_CHECKS, attribute_harms, check_harm, run_harm
+from conformance.handler.incidental import MOVES
 from conformance.handler.observe import HandlerAdapter
 from conformance.handler.scenarios import BUILTIN_SCENARIOS, Scenario
 from conformance.handler.text_scenarios import text_scenarios
@@ -217,13 +218,13 @@ def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run
 
 
 def _realism(chunks: Sequence[ChunkResponse], scenario: Scenario, capabilities: Capabilities) -> Realism:
-    """How real the input a target saw is. A target that renders chunks to bytes sends a stream that
-    ended normally with its terminal chunk (``conformance.adapters.openai_wire``): it never saw a
-    stream without one."""
-    realism = stream_realism(chunks, scenario.wire_dialects)
-    if not capabilities.wire_dialects or "no_terminal_marker" not in realism.shapes:
-        return realism
-    return realism_of(shape for shape in realism.shapes if shape != "no_terminal_marker")
+    """How real the input a target saw is. A target that renders chunks to bytes reads them as
+    OpenAI-compatible Chat Completions (``conformance.adapters.openai_wire``), from a stream that
+    ended normally with its terminal chunk: it never saw a stream without one."""
+    if not capabilities.wire_dialects:
+        return stream_realism(chunks, scenario.wire_dialects)
+    realism = stream_realism(chunks, scenario.wire_dialects, "openai-chat")
+    return realism_of((shape for shape in realism.shapes if shape != "no_terminal_marker"), "openai-chat")
 
 
 def violations(
@@ -343,6 +344,8 @@ class _Session:
             )
             if new:
                 self.origins[check_id].append(origin)
+            if new and found is None:  # a scenario as written: never shrunk, its layout still checked
+                self._drop_incidental_shapes(result, signature(problems[0]))
             if new and found is not None:
                 self.found.append(replace(found, result=result, message=problems[0], origin=origin))
         if run.transcript.hung:
@@ -395,11 +398,55 @@ class _Session:
         return len(chunks) <= 3 and len(kept.input.scenario.expected.tool_calls) <= 1
 
     def shrink(self, found: _Found) -> None:
-        """Search again for one kept failure and let hypothesis shrink it; keep the smaller input.
+        """Search again for one kept failure and let hypothesis shrink it; keep the smaller input,
+        then leave out of it the shapes the failure does not need (``conformance.handler.incidental``).
 
         A failure first met on a theoretical input is first searched for among inputs of observed
         shapes only (``_Found.realistic``): when one fails the same way, that one is shrunk and shown.
         """
+        self._shrink(found)
+        self._drop_incidental_shapes(found.result, signature(found.message))
+
+    def _drop_incidental_shapes(self, result: CheckResult, wanted: str) -> None:
+        """Try the counterexample kept for the ``wanted`` failure without each shape it shows; keep
+        every move after which the target still fails the same way. Its realism is then that of the
+        shapes the failure needs."""
+        kept = next((c for c in result.counterexamples if signature(c.message) == wanted), None)
+        if kept is None or not isinstance(kept.input, Counterexample) or kept.realism is None:
+            return
+        check_id = result.check.id
+        scenario, chunks = kept.input.scenario, tuple(kept.input.chunks)
+        moved_to: tuple[Scenario, tuple[ChunkResponse, ...], _Run] | None = None
+        for shape, move in MOVES:
+            if shape not in kept.realism.shapes:
+                continue
+            moved = move(chunks)
+            if moved is None:
+                continue
+            candidate = replace(scenario, chunks=moved)
+            run = self.judge(candidate, moved, probe=False)
+            problems = run.failed.get(check_id)
+            if problems and signature(problems[0]) == wanted:
+                scenario, chunks, moved_to = candidate, moved, (candidate, moved, run)
+        if moved_to is not None:
+            self._keep(result, wanted, *moved_to)
+
+    def _keep(
+        self, result: CheckResult, wanted: str, scenario: Scenario, chunks: Sequence[ChunkResponse], run: _Run
+    ) -> None:
+        """Show ``chunks`` (which fail ``result``'s check the ``wanted`` way) as its counterexample."""
+        problems = run.failed[result.check.id]
+        for position, kept in enumerate(result.counterexamples):
+            if signature(kept.message) == wanted:
+                kept.text = _render(scenario, chunks, run.transcript, problems)
+                kept.message = problems[0]
+                kept.input = Counterexample(scenario, tuple(chunks))
+                kept.harm = run.harms.get(result.check.id)
+                kept.realism = _realism(chunks, scenario, self.target.capabilities)
+                if position == 0:
+                    result.message = problems[0]
+
+    def _shrink(self, found: _Found) -> None:
         kept = self._kept(found)
         theoretical = kept is not None and kept.realism is not None and bool(kept.realism.theoretical)
         # With an example database, every failure is searched again so that it is saved there.
@@ -439,17 +486,7 @@ class _Session:
             return True
         if not smallest:
             return False
-        scenario, chunks, run = smallest[0]
-        problems = run.failed[check_id]
-        for position, kept in enumerate(found.result.counterexamples):
-            if signature(kept.message) == wanted:
-                kept.text = _render(scenario, chunks, run.transcript, problems)
-                kept.message = problems[0]
-                kept.input = Counterexample(scenario, tuple(chunks))
-                kept.harm = run.harms.get(check_id)
-                kept.realism = _realism(chunks, scenario, self.target.capabilities)
-                if position == 0:
-                    found.result.message = problems[0]
+        self._keep(found.result, wanted, *smallest[0])
         return True
 
 

@@ -21,12 +21,16 @@ class Realism:
 
     ``shapes`` are the input's shapes (ids of ``conformance.wire.shapes.SHAPES``); ``theoretical``
     the ones no server has been seen to send (empty: the input is ``observed``); ``evidence`` one
-    line per observed shape saying who sends it and where that was seen.
+    line per observed shape saying who sends it and where that was seen; ``together`` the servers
+    seen sending all of them (empty while ``shapes`` are observed: each was seen, from different
+    servers); ``api`` the wire API whose servers count ("": any, for a provider-agnostic stream).
     """
 
     shapes: tuple[str, ...] = ()
     theoretical: tuple[str, ...] = ()
     evidence: tuple[str, ...] = ()
+    together: tuple[str, ...] = ()
+    api: str = ""
 
     @property
     def level(self) -> RealismLevel:
@@ -38,7 +42,12 @@ class Realism:
             return f"theoretical: no server has been seen sending {', '.join(self.theoretical)}"
         if not self.shapes:
             return "observed: a plain stream every server sends"
-        return f"observed: {'; '.join(self.evidence) or ', '.join(self.shapes)}"
+        if len(self.shapes) > 1 and self.together:
+            return f"observed: {', '.join(self.shapes)}, all from {self.together[0]}"
+        shown = "; ".join(self.evidence) or ", ".join(self.shapes)
+        if len(self.shapes) == 1:
+            return f"observed: {shown}"
+        return f"observed: {shown}; each seen, from different servers (none is known to send all of them)"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -46,4 +55,6 @@ class Realism:
             "shapes": list(self.shapes),
             "theoretical": list(self.theoretical),
             "evidence": list(self.evidence),
+            "together": list(self.together),
+            "api": self.api or None,
         }

@@ -18,13 +18,13 @@ server code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
 
 from conformance.verdict.realism import Realism
 
-__all__ = ["OBSERVED", "OPENAI_OWN_STREAM", "SHAPES", "Shape", "observed", "realism_of"]
+__all__ = ["OBSERVED", "OPENAI_OWN_STREAM", "SERVER_APIS", "SHAPES", "Shape", "observed", "realism_of", "server_names"]
 
 
 @dataclass(frozen=True)
@@ -37,18 +37,6 @@ class Shape:
     servers: str
     evidence: tuple[str, ...]
     why: str
-
-    @property
-    def first_server(self) -> str:
-        """The first named server (what a one-line realism note shows), parenthesised details dropped."""
-        depth, end = 0, len(self.servers)
-        for position, char in enumerate(self.servers):
-            depth += {"(": 1, ")": -1}.get(char, 0)
-            if char == "," and depth == 0:
-                end = position
-                break
-        first = self.servers[:end]
-        return first.split(" (")[0].split(";")[0].strip()
 
 
 _SHAPES: tuple[Shape, ...] = (
@@ -367,7 +355,7 @@ _SHAPES: tuple[Shape, ...] = (
         "stream_cut",
         "observed",
         "the body ends without its terminal event (no `[DONE]`, `message_stop` or `response.completed`): the connection closed cleanly",
-        servers="DeepSeek (through a key proxy: an upstream reset reached the client as a clean end of body); Anthropic Messages API (mid-stream drops, on which the HTTP client raises)",
+        servers="DeepSeek (through a key proxy: an upstream reset reached the client as a clean end of body)",
         evidence=(
             'issue: https://github.com/tetsuo-ai/agenc-core/pull/2492 — "DeepSeek reset two long reasoning streams mid-flight" (`read ECONNRESET`); the client received "a normal end of body, with no finish_reason, no `[DONE]` and no usage"',
             'issue: https://github.com/anthropics/anthropic-sdk-python/issues/1470 — claude-opus-4-6: "Stream died mid-`text_editor_code_execution.input_json_delta` — the `partial_json` cut off cleanly at `{"command": "create"`"; `peer closed connection without sending complete message body`',
@@ -617,17 +605,131 @@ OPENAI_OWN_STREAM: frozenset[str] = frozenset(
 )
 
 
+# Every server a shape's ``servers`` names, under one name, with the wire API its stream is in
+# ("*": any API; the shape is a property of the tool's schema, not of a server). A test holds
+# every name in ``servers`` to this table, so a new server is placed here in review.
+SERVER_APIS: Mapping[str, str] = {
+    "OpenAI Chat Completions": "openai-chat",
+    "OpenAI Responses": "openai-responses",
+    "Azure OpenAI": "openai-chat",
+    "Anthropic Messages": "anthropic",
+    "Gemini native": "gemini",
+    "Bedrock ConverseStream": "bedrock-converse",
+    "Cohere v2": "cohere-v2",
+    "Alibaba DashScope": "openai-chat",
+    "Atlas inference server": "openai-chat",
+    "Baseten": "openai-chat",
+    "Bedrock Access Gateway": "openai-chat",
+    "CLIProxyAPI": "openai-chat",
+    "DeepSeek": "openai-chat",
+    "Evolink": "openai-chat",
+    "GLM-5.3 EXL3 recipe server": "openai-chat",
+    "Gemini OpenAI-compatible endpoint": "openai-chat",
+    "Groq": "openai-chat",
+    "LiteLLM proxy": "openai-chat",
+    "Microsoft Foundry Local": "openai-chat",
+    "Mistral API": "openai-chat",
+    "NVIDIA NIM": "openai-chat",
+    "Ollama OpenAI-compatible API": "openai-chat",
+    "OpenRouter": "openai-chat",
+    "OpenVINO Model Server": "openai-chat",
+    "Plexus gateway": "openai-chat",
+    "Poolside": "openai-chat",
+    "SGLang": "openai-chat",
+    "Venice": "openai-chat",
+    "Writer": "openai-chat",
+    "Z.ai": "openai-chat",
+    "an unnamed relay (gemini-3.1-pro)": "openai-chat",
+    "llama.cpp server": "openai-chat",
+    "mistral.rs server": "openai-chat",
+    "mlx-openai-server": "openai-chat",
+    "opencode (behind deepseek-acp)": "openai-chat",
+    "vLLM": "openai-chat",
+    "vLLM-Ascend": "openai-chat",
+    "xAI": "openai-chat",
+    "xLLM": "openai-chat",
+    "every server": "*",
+}
+# How ``servers`` texts name a server of SERVER_APIS otherwise (parenthesised details are dropped first).
+_SERVER_ALIASES: Mapping[str, str] = {
+    "Alibaba": "Alibaba DashScope",
+    "Anthropic": "Anthropic Messages",
+    "Anthropic Messages API": "Anthropic Messages",
+    "Vertex": "Gemini native",
+    "Vertex AI": "Gemini native",
+    "Vertex AI Gemini": "Gemini native",
+    "MiniMax M2.7 via NVIDIA NIM": "NVIDIA NIM",
+    "Poolside chat/completions API": "Poolside",
+    "Z.ai GLM-5.2": "Z.ai",
+    "an upstream relay serving gemini-3.1-pro": "an unnamed relay (gemini-3.1-pro)",
+    "the opencode chat/completions upstream behind deepseek-acp": "opencode (behind deepseek-acp)",
+    "vLLM glm47 parser": "vLLM",
+    "vLLM with speculative decoding": "vLLM",
+    "vLLM-Ascend GLM parser": "vLLM-Ascend",
+}
+_NOT_A_SERVER = ("none known", "for a tool whose own schema declares such a parameter")
+
+
+def server_names(servers: str) -> tuple[str, ...]:
+    """The servers a ``Shape.servers`` text names, as SERVER_APIS names them (``KeyError`` for one it
+    does not list): split at top-level commas, semicolons and " / ", parenthesised details dropped."""
+    parts, depth, current = [], 0, ""
+    for char in servers:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and char in ",;":
+            parts.append(current)
+            current = ""
+        elif depth == 0 and char not in "()":
+            current += char
+    parts.append(current)
+    names: list[str] = []
+    for part in parts:
+        for piece in part.split(" / "):
+            name = " ".join(piece.split())
+            if not name or name in _NOT_A_SERVER:
+                continue
+            name = _SERVER_ALIASES.get(name, name)
+            if name not in SERVER_APIS:
+                raise KeyError(f"server {name!r} is not in conformance.wire.shapes.SERVER_APIS")
+            if name not in names:
+                names.append(name)
+    return tuple(names)
+
+
+def _senders(shape: str, api: str | None) -> tuple[str, ...]:
+    """The servers seen sending ``shape`` (in ``api``, when given)."""
+    names = server_names(SHAPES[shape].servers) if observed(shape) else ()
+    return tuple(name for name in names if api is None or SERVER_APIS[name] in (api, "*"))
+
+
 def observed(shape: str) -> bool:
     """Whether a named server has been seen sending ``shape`` (``KeyError`` for an unknown shape)."""
     return SHAPES[shape].level == "observed"
 
 
-def realism_of(shapes: Iterable[str]) -> Realism:
-    """The realism of an input with these shapes: observed only if every one of them is."""
+def realism_of(shapes: Iterable[str], api: str | None = None) -> Realism:
+    """The realism of an input with these shapes: observed only if every one of them is.
+
+    ``api`` is the wire API the input was read in (None: a provider-agnostic chunk stream). The
+    evidence names, per shape, the first server of that API seen sending it, else the first server
+    of any API, saying so; ``together`` the servers (of that API) seen sending every one of them.
+    A shape seen only on another API stays observed: the lists say who was seen sending a shape,
+    not who was seen never sending it.
+    """
     found = tuple(sorted(set(shapes)))
     unknown = [shape for shape in found if shape not in SHAPES]
     if unknown:
         raise KeyError(f"unknown shapes {unknown}; the reviewed list is conformance.wire.shapes.SHAPES")
     theoretical = tuple(shape for shape in found if not observed(shape))
-    evidence = tuple(f"{shape} ({SHAPES[shape].first_server})" for shape in found if observed(shape))
-    return Realism(found, theoretical, evidence)
+    senders = {shape: _senders(shape, api) for shape in found if observed(shape)}
+    evidence = tuple(
+        f"{shape} ({names[0]})" if names else f"{shape} ({_senders(shape, None)[0]}; no {api} server seen)"
+        for shape, names in senders.items()
+    )
+    together: tuple[str, ...] = ()
+    if found and not theoretical and all(senders.values()):
+        named = [set(names) for names in senders.values() if "every server" not in names]
+        order = [name for names in senders.values() for name in names]
+        common = set.intersection(*named) if named else {"every server"}
+        together = tuple(sorted(common, key=order.index))
+    return Realism(found, theoretical, evidence, together=together, api=api or "")

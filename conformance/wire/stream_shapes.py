@@ -200,9 +200,12 @@ def chunk_shapes(chunks: Sequence[ChunkResponse]) -> frozenset[str]:
     return frozenset(shapes)
 
 
-def stream_realism(chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str] = frozenset()) -> Realism:
-    """How real a chunk stream is: its shapes, plus the byte-level dialects that change its bytes."""
-    return realism_of(chunk_shapes(chunks) | _rendered(chunks, wire_dialects))
+def stream_realism(
+    chunks: Sequence[ChunkResponse], wire_dialects: frozenset[str] = frozenset(), api: str | None = None
+) -> Realism:
+    """How real a chunk stream is: its shapes, plus the byte-level dialects that change its bytes
+    (``api``: the wire API the target read it in, whose servers the evidence names first)."""
+    return realism_of(chunk_shapes(chunks) | _rendered(chunks, wire_dialects), api)
 
 
 def _rendered(chunks: Sequence[ChunkResponse], dialects: frozenset[str]) -> frozenset[str]:
@@ -326,7 +329,7 @@ def recording_realism(body: Body) -> Realism:
         shapes.add("call_restated")
     if body.converter_options.get("cumulative_arguments"):
         shapes.add("cumulative_arguments")
-    return realism_of(shapes)
+    return realism_of(shapes, body.api)
 
 
 def _gemini_call_restated(payloads: Iterable[Any]) -> bool:

@@ -1,0 +1,153 @@
+"""The same input without one of its shapes: how a finding learns which shapes its failure needs.
+
+A shrunk counterexample still shows shapes its failure does not need (a generated stream that
+happens to have no terminal chunk, arguments that happen to arrive in fragments), and its realism
+note would name them and the servers that send them. After shrinking, the runner tries each move
+here on the counterexample and keeps it when the target still fails the same way: what is left are
+the shapes the failure needs, and its realism is theirs.
+
+Every move keeps what the stream says (its calls, their ids, names and arguments, its text and
+reasoning, its ending), so the scenario's expected outcome stays true; only how it is laid out
+changes. A move returns None when the input does not show its shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+
+from reference_impl.types import ChunkResponse, ToolCallDelta
+
+__all__ = ["MOVES", "without_shape"]
+
+Chunks = tuple[ChunkResponse, ...]
+
+
+def _calls_of(chunks: Sequence[ChunkResponse]) -> list[list[tuple[int, int]]]:
+    """Each call's deltas as (chunk position, delta position), read as the checks read calls: an
+    index, until a different non-empty id arrives on it."""
+    calls: list[list[tuple[int, int]]] = []
+    open_on: dict[int, tuple[int, str | None]] = {}  # index -> (call number, its id)
+    for position, chunk in enumerate(chunks):
+        for number, delta in enumerate(chunk.tool_calls or ()):
+            current = open_on.get(delta.index)
+            if current is None or (delta.call_id and current[1] and delta.call_id != current[1]):
+                calls.append([])
+                current = (len(calls) - 1, delta.call_id or None)
+            open_on[delta.index] = (current[0], current[1] or delta.call_id or None)
+            calls[current[0]].append((position, number))
+    return calls
+
+
+def _add_terminal_chunk(chunks: Chunks) -> Chunks | None:
+    """``no_terminal_marker``: end the stream with the finish chunk a server sends."""
+    if any(chunk.is_complete or chunk.finish_reason is not None or chunk.error is not None for chunk in chunks):
+        return None
+    calls = any(chunk.tool_calls for chunk in chunks)
+    return (*chunks, ChunkResponse(is_complete=True, finish_reason="tool_calls" if calls else "stop"))
+
+
+def _carries(chunk: ChunkResponse) -> bool:
+    return bool(chunk.content or chunk.reasoning or chunk.tool_calls)
+
+
+def _drop_empty_chunks(chunks: Chunks) -> Chunks | None:
+    """``empty_chunk``: leave out chunks that carry nothing and end nothing."""
+
+    def empty(chunk: ChunkResponse) -> bool:
+        ends = chunk.is_complete or chunk.finish_reason is not None or chunk.error is not None
+        return not _carries(chunk) and not ends and chunk.usage is None
+
+    kept = tuple(chunk for chunk in chunks if not empty(chunk))
+    return kept if len(kept) != len(chunks) else None
+
+
+def _one_call_per_chunk(chunks: Chunks) -> Chunks | None:
+    """``several_calls_in_one_chunk``: a chunk with deltas of several indices becomes one chunk per
+    index, in the order they were listed (text first, the chunk's ending on the last)."""
+    out: list[ChunkResponse] = []
+    changed = False
+    for chunk in chunks:
+        indices = list(dict.fromkeys(delta.index for delta in chunk.tool_calls or ()))
+        if len(indices) < 2:
+            out.append(chunk)
+            continue
+        changed = True
+        for number, index in enumerate(indices):
+            deltas = [delta for delta in chunk.tool_calls or () if delta.index == index]
+            first, last = number == 0, number == len(indices) - 1
+            out.append(
+                replace(
+                    chunk,
+                    content=chunk.content if first else "",
+                    reasoning=chunk.reasoning if first else None,
+                    tool_calls=deltas,
+                    is_complete=chunk.is_complete and last,
+                    finish_reason=chunk.finish_reason if last else None,
+                    error=chunk.error if last else None,
+                    usage=chunk.usage if last else None,
+                )
+            )
+    return tuple(out) if changed else None
+
+
+def _text_apart_from_calls(chunks: Chunks) -> Chunks | None:
+    """``content_and_tool_delta_in_one_chunk``: a chunk's text comes in a chunk of its own, before its
+    tool deltas."""
+    out: list[ChunkResponse] = []
+    changed = False
+    for chunk in chunks:
+        if not (chunk.content or chunk.reasoning) or not chunk.tool_calls:
+            out.append(chunk)
+            continue
+        changed = True
+        out.append(ChunkResponse(content=chunk.content, reasoning=chunk.reasoning))
+        out.append(replace(chunk, content="", reasoning=None))
+    return tuple(out) if changed else None
+
+
+def _whole_arguments(chunks: Chunks) -> Chunks | None:
+    """``arguments_fragmented``: each call's argument text arrives whole, on its first delta that
+    carried any; deltas left with nothing, and chunks left empty, are left out."""
+    texts: dict[tuple[int, int], str | None] = {}
+    for call in _calls_of(chunks):
+        carrying = [at for at in call if chunks[at[0]].tool_calls[at[1]].arguments_delta]  # type: ignore[index]
+        if len(carrying) < 2:
+            continue
+        whole = "".join(chunks[p].tool_calls[n].arguments_delta or "" for p, n in carrying)  # type: ignore[index]
+        texts[carrying[0]] = whole
+        texts.update(dict.fromkeys(carrying[1:]))
+    if not texts:
+        return None
+    out: list[ChunkResponse] = []
+    for position, chunk in enumerate(chunks):
+        if not chunk.tool_calls:
+            out.append(chunk)
+            continue
+        deltas: list[ToolCallDelta] = []
+        for number, delta in enumerate(chunk.tool_calls):
+            if (position, number) not in texts:
+                deltas.append(delta)
+                continue
+            moved = replace(delta, arguments_delta=texts[(position, number)])
+            if moved.arguments_delta or moved.call_id or moved.name or moved.provider_metadata:
+                deltas.append(moved)
+        if deltas or chunk.content or chunk.reasoning or chunk.is_complete or chunk.finish_reason or chunk.error:
+            out.append(replace(chunk, tool_calls=deltas or None))
+    return tuple(out)
+
+
+# In the order they are tried: the shapes generated streams show most often by chance first.
+MOVES: tuple[tuple[str, Callable[[Chunks], Chunks | None]], ...] = (
+    ("no_terminal_marker", _add_terminal_chunk),
+    ("empty_chunk", _drop_empty_chunks),
+    ("several_calls_in_one_chunk", _one_call_per_chunk),
+    ("content_and_tool_delta_in_one_chunk", _text_apart_from_calls),
+    ("arguments_fragmented", _whole_arguments),
+)
+
+
+def without_shape(shape: str, chunks: Sequence[ChunkResponse]) -> Chunks | None:
+    """``chunks`` laid out without ``shape`` (saying the same), or None when it does not show it."""
+    move = dict(MOVES)[shape]
+    return move(tuple(chunks))
