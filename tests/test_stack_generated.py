@@ -117,3 +117,35 @@ def test_every_pair_of_drawn_dialects_renders() -> None:
             render_body(turn, "openai-chat", dialects)
         except ValueError:
             continue  # a documented refusal (the turn lacks what the dialect needs)
+
+
+def test_a_generated_counterexample_is_shown_on_a_simpler_turn_that_fails_the_same_way(tmp_path: Path) -> None:
+    # Drawn turns carry hypothesis's hardest strings; the finding is shown on the simplest turn the
+    # greedy walk reaches (conformance.stack.simplify), which still fails the same way.
+    from examples.stacks.openai_stack import stack_ignoring_the_end
+
+    capabilities = StackCapabilities(apis=("openai-chat",), reasoning=False)
+    report = run_stack_conformance(stack_ignoring_the_end, [tmp_path], capabilities=capabilities, profile="ci")
+    outcome = next(r for r in report.results if r.check.id == "stack_outcome_matches")
+    shown = [line for c in outcome.counterexamples for line in c.text.splitlines() if line.startswith("generated:")]
+    assert shown
+    for line in shown:
+        assert line.isascii() and line.isprintable(), line
+        assert '{"city": "Paris"}' in line or "args" not in line, line
+
+
+@settings(max_examples=25, database=None, suppress_health_check=list(HealthCheck), deadline=None, derandomize=True)
+@given(generated_turns("openai-chat", with_reasoning=False))
+def test_every_simpler_turn_is_one_the_reference_stack_passes(turn_and_dialects: tuple[Turn, tuple[str, ...]]) -> None:
+    # A simpler turn is a turn again, with its expectation derived afresh: a correct stack passes it
+    # (a step that broke the expectation would make every stack fail it: a false finding).
+    from conformance.matrix.reference import reference_stack
+    from conformance.stack.simplify import simpler_turns
+    from conformance.wire.final import read_final_result
+
+    for turn, dialects in simpler_turns(*turn_and_dialects):
+        generated = generated_body("openai-chat", turn, dialects)
+        if generated is None:
+            continue
+        outcome, _, _ = read_final_result(reference_stack("openai-chat", [generated.body.sse], {}), "openai-chat")
+        assert compare_outcomes(generated.expected, outcome) == [], (turn, dialects)

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from conformance.stack.checks import STACK_CHECKS, StackCapabilities, StackContext
 from conformance.stack.failures import FailingRecording, StackFinding
 from conformance.stack.generated import GeneratedBody, describe_turn, generated_body, generated_turns
+from conformance.stack.simplify import simplest_failing
 from conformance.turns.model import Turn
 from conformance.turns.render import RENDERED_APIS
 from conformance.verdict import (
@@ -236,14 +237,19 @@ def _judge_recording(case: Case, excluded: Mapping[str, str], judging: _Judging)
     _judge(case, body, case.expected(), judging)
 
 
-def _judge(case: Case, body: Body, expected: Outcome, judging: _Judging, *, text_head: str = "") -> bool:
-    """Judge one body as a recording: the whole body by the outcome check, then splits of it; True
-    when the whole body failed."""
+_Whole = tuple[Outcome | None, BaseException | None, bool, bool]
+
+
+def _judge(
+    case: Case, body: Body, expected: Outcome, judging: _Judging, *, text_head: str = "", whole: _Whole | None = None
+) -> bool:
+    """Judge one body as a recording: the whole body by the outcome check (``whole``: its run, when
+    already made), then splits of it; True when the whole body failed."""
     stack, report, capabilities = judging.stack, judging.report, judging.capabilities
     outcome_check = judging.outcome_check
     report.scenarios += 1
     report.examples += 1
-    actual, crash, has_text, has_reasoning = _run(stack, body, [body.sse])
+    actual, crash, has_text, has_reasoning = whole if whole is not None else _run(stack, body, [body.sse])
     context = StackContext(case, expected, actual, crash, has_text, has_reasoning, capabilities)
     problems = STACK_CHECKS[0].run(context)
     outcome_check.scenarios_run += 1
@@ -291,8 +297,9 @@ def _generated_apis(capabilities: StackCapabilities, cases: Sequence[Case]) -> l
 
 def _search_generated(api: str, turns: int, judging: _Judging) -> None:
     """Judge ``turns`` drawn turns rendered for ``api`` (``conformance.stack.generated``), each as a
-    recording. Every failing one is kept under its finding (no shrinking: each draw costs a run of
-    the stack per split, and the search starts from small turns); the smallest body shows it."""
+    recording. Every failing one is kept under its finding; the first of a new kind of failure is
+    shown on the simplest turn that still fails that way (``conformance.stack.simplify``: a few
+    greedy steps, not hypothesis's shrinking, since each step is a run of the stack)."""
     drawn: list[GeneratedBody] = []
 
     # OpenAI's Chat Completions API has no reasoning field (DeepSeek's reasoning_content is a server
@@ -312,9 +319,45 @@ def _search_generated(api: str, turns: int, judging: _Judging) -> None:
     distinct = {generated.body.data: generated for generated in drawn}.values()  # one run per body
     for number, unnamed in enumerate(sorted(distinct, key=lambda g: len(g.body.data))):
         generated = unnamed.numbered(number)
+        first = _run(judging.stack, generated.body, [generated.body.sse])
+        whole: _Whole | None = first
+        kind = _failure_kind(generated, first, judging)
+        if kind and judging.outcome_check.shown_by("", kind) is None:
+            # A new kind of failure: shown on the simplest turn that still fails this way.
+            generated = _simplified(generated, kind, judging).numbered(number)
+            whole = None
         case = Case(generated.path, generated.path, generated.name)
         head = f"generated: {describe_turn(generated.turn, generated.dialects)}\n"
-        _judge(case, generated.body, generated.expected, judging, text_head=head)
+        _judge(case, generated.body, generated.expected, judging, text_head=head, whole=whole)
+
+
+def _failure_kind(generated: GeneratedBody, whole: _Whole, judging: _Judging) -> str:
+    """The kind of failure (``_kind``) of a generated body's whole run, "" when it passes."""
+    actual, crash, has_text, has_reasoning = whole
+    case = Case(generated.path, generated.path, generated.name)
+    context = StackContext(case, generated.expected, actual, crash, has_text, has_reasoning, judging.capabilities)
+    problems = STACK_CHECKS[0].run(context)
+    if not problems:
+        return ""
+    return _kind(problems, outcome_harm(generated.expected, actual, crash, numbers=judging.capabilities.json_numbers))
+
+
+def _simplified(generated: GeneratedBody, kind: str, judging: _Judging) -> GeneratedBody:
+    """``generated`` on the simplest turn that still fails the ``kind`` way (``conformance.stack.simplify``)."""
+    api = generated.body.api
+    accepted = [generated]  # every simpler turn kept; the last is the simplest
+
+    def fails_the_same_way(turn: Turn, dialects: tuple[str, ...]) -> bool:
+        candidate = generated_body(api, turn, dialects)
+        if candidate is None:
+            return False
+        if _failure_kind(candidate, _run(judging.stack, candidate.body, [candidate.body.sse]), judging) != kind:
+            return False
+        accepted.append(candidate)
+        return True
+
+    simplest_failing(generated.turn, generated.dialects, fails_the_same_way)
+    return accepted[-1]
 
 
 # A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)".
