@@ -15,6 +15,8 @@ generated bodies (``--format openai-chat``):
 * ``openai example``: ``examples.stacks.openai_stack:stack``, a small framework on the ``openai``
   client (its own httpx2 transport, ``chat.completions.create(stream=True)``, its own folding);
 * ``openai SDK accumulator``: the ``openai`` adapter (``ChatCompletionStreamState``);
+* ``stream-helper framework``: ``examples.stacks.sdk_helper_stack:stack``, the README's walk-through
+  (a framework turn on ``client.chat.completions.stream``; failing, so its findings are simplified);
 * the same example at profile ``dev`` (the first verdict).
 
 Ratios are of the search's own time (wall minus ``startup``) to the reference stack's.
@@ -36,6 +38,7 @@ TARGETS = {
     "reference stack": "conformance.matrix.reference:reference_stack",
     "openai example": "examples.stacks.openai_stack:stack",
     "openai SDK accumulator": "conformance.adapters.openai_sdk:make_stack",
+    "stream-helper framework": "examples.stacks.sdk_helper_stack:stack",
 }
 
 

@@ -360,8 +360,9 @@ def _simplified(generated: GeneratedBody, kind: str, judging: _Judging) -> Gener
     return accepted[-1]
 
 
-# A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)".
-_CALL_LABEL = re.compile(r"\bcall _ \([^(),]*, id _\)")
+# A call as compare_outcomes names it, after signature(): "call _ (get_weather, id _)", or "id None"
+# for a call the stream gave no id (whether it had one is not what makes two failures differ).
+_CALL_LABEL = re.compile(r"\bcall _ \([^(),]*, id (?:_|None)\)")
 
 
 def _kind(problems: Sequence[str], harm: HarmVerdict) -> str:
