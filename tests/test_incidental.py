@@ -71,3 +71,45 @@ def test_a_move_says_none_when_the_input_does_not_show_its_shape() -> None:
     assert without_shape("arguments_fragmented", fragmented) == (
         ChunkResponse(tool_calls=[ToolCallDelta(0, "c", "f", '{"a": 1}')]),
     )
+
+
+def test_calls_sharing_a_chunk_are_never_reordered() -> None:
+    # One chunk, an index coming back: [0, 1, 0]. Grouped by index it would read 0, 0, 1 and change
+    # which argument text is whose.
+    chunk = ChunkResponse(
+        tool_calls=[
+            ToolCallDelta(0, "a", "f", '{"x"'),
+            ToolCallDelta(1, "b", "g", "{}"),
+            ToolCallDelta(0, None, None, ": 1}"),
+        ]
+    )
+    moved = without_shape("several_calls_in_one_chunk", (chunk, ChunkResponse(is_complete=True)))
+    assert moved is not None
+    assert [[d.index for d in c.tool_calls or ()] for c in moved] == [[0], [1], [0], []]
+
+
+def test_argument_text_after_the_end_is_never_moved_before_it() -> None:
+    # A fragment fed after the finish chunk is an error of the stream (feed after the end): moved
+    # before it, the call would read as whole.
+    chunks = (
+        ChunkResponse(tool_calls=[ToolCallDelta(0, "a", "f", '{"x"')]),
+        ChunkResponse(is_complete=True, finish_reason="tool_calls"),
+        ChunkResponse(tool_calls=[ToolCallDelta(0, None, None, ": 1}")]),
+    )
+    assert without_shape("arguments_fragmented", chunks) is None
+
+
+def test_media_and_usage_are_kept_where_they_were() -> None:
+    from reference_impl.types import TokenUsage
+
+    usage = TokenUsage(1, 2, 3)
+    chunks = (
+        ChunkResponse(tool_calls=[ToolCallDelta(0, "a", "f", '{"x"')]),
+        ChunkResponse(tool_calls=[ToolCallDelta(0, None, None, ": 1}")], usage=usage, image_urls=["i.png"]),
+        ChunkResponse(image_urls=["j.png"]),
+        ChunkResponse(is_complete=True),
+    )
+    merged = without_shape("arguments_fragmented", chunks)
+    assert merged is not None and [c.usage for c in merged if c.usage] == [usage]
+    assert [c.image_urls for c in merged if c.image_urls] == [["i.png"], ["j.png"]]
+    assert without_shape("empty_chunk", chunks) is None  # a chunk with media is not empty

@@ -93,6 +93,8 @@ def test_the_shapes_a_stream_shows(chunks: list[ChunkResponse], shapes: set[str]
 def test_the_reviewed_list_says_which_shapes_are_observed() -> None:
     # The issue's own examples: servers were never seen moving ids later or interleaving calls.
     never_seen = {"id_late", "name_late", "interleaved_calls", "name_fragmented", "text_inside_open_call"}
+    # A null or missing `arguments` is a call without arguments (arguments_empty); the text `null` was never seen.
+    never_seen.add("arguments_null")
     assert never_seen.isdisjoint(OBSERVED)
     assert {"no_index", "index_reused", "finish_stop_with_tool_calls", "null_content_first_chunk"} <= OBSERVED
     for shape in SHAPES.values():
@@ -240,11 +242,16 @@ def test_every_server_a_shape_names_is_placed_on_one_wire_api() -> None:
         "cohere-v2",
         "*",
     }
-    assert server_names("vLLM / vLLM-Ascend (GLM parsers), Vertex AI Gemini (native)") == (
+    # Parenthesised details dropped; services and deployments kept apart (Vertex AI is not the
+    # Gemini API, MiniMax on NIM is not GLM on NIM): a "together" claim needs the same server.
+    assert server_names("vLLM / vLLM-Ascend (GLM parsers), Vertex AI (native), Gemini native") == (
         "vLLM",
         "vLLM-Ascend",
+        "Vertex AI Gemini",
         "Gemini native",
     )
+    assert realism_of({"name_restated", "no_terminal_marker"}).together == ()
+    assert realism_of({"continuous_usage_stats", "several_deltas_of_one_call_in_a_chunk"}).together == ()
 
 
 def test_evidence_names_a_server_of_the_api_the_input_was_read_in() -> None:
@@ -261,7 +268,7 @@ def test_evidence_names_a_server_of_the_api_the_input_was_read_in() -> None:
 def test_a_combination_says_whether_one_server_sends_all_of_it() -> None:
     together = realism_of({"name_restated", "no_id"})
     assert together.together[0] == "vLLM"
-    assert together.describe() == "observed: name_restated, no_id, all from vLLM"
+    assert together.describe() == "observed: name_restated, no_id, each seen from vLLM"
     apart = realism_of({"index_reused", "no_name"})
     assert apart.level == "observed" and apart.together == ()
     assert "from different servers (none is known to send all of them)" in apart.describe()
@@ -287,3 +294,11 @@ def test_a_finding_shows_only_the_shapes_its_failure_needs() -> None:
             # (argument_integrity); a name that is lost does not need it.
             if result.check.id == "tool_names_whole":
                 assert "arguments_fragmented" not in shapes, counterexample.realism
+
+
+def test_a_call_cut_before_any_argument_text_is_not_a_call_without_arguments() -> None:
+    from reference_impl.types import StreamError
+
+    cut = [_tc(0, "c", "read"), ChunkResponse(error=StreamError("truncated", "length"), finish_reason="length")]
+    assert "arguments_empty" not in chunk_shapes(cut)
+    assert "arguments_empty" in chunk_shapes([_tc(0, "c", "read", ""), END])

@@ -150,7 +150,9 @@ def _arguments(draw: st.DrawFn, realistic: bool = False) -> tuple[str, dict[str,
     if kind == "empty":
         return "", {}
     if kind == "not_an_object" and not _allowed("arguments_not_an_object", realistic):
-        return "null", None  # the one non-object servers send (arguments_null)
+        # No server was seen sending non-object argument text; a null or missing `arguments` is a
+        # call without arguments (arguments_empty).
+        return "", {}
     value = draw(_VALUES)
     if draw(st.booleans()) and _allowed("reserved_argument_keys", realistic):
         value = {**value, **draw(_RESERVED_OBJECTS)}

@@ -22,8 +22,9 @@ class Realism:
     ``shapes`` are the input's shapes (ids of ``conformance.wire.shapes.SHAPES``); ``theoretical``
     the ones no server has been seen to send (empty: the input is ``observed``); ``evidence`` one
     line per observed shape saying who sends it and where that was seen; ``together`` the servers
-    seen sending all of them (empty while ``shapes`` are observed: each was seen, from different
-    servers); ``api`` the wire API whose servers count ("": any, for a provider-agnostic stream).
+    seen sending each of them (not necessarily in one stream: a server's versions and settings
+    differ; empty while ``shapes`` are observed: each was seen, from different servers); ``api``
+    the wire API whose servers count ("": any, for a provider-agnostic stream).
     """
 
     shapes: tuple[str, ...] = ()
@@ -43,7 +44,9 @@ class Realism:
         if not self.shapes:
             return "observed: a plain stream every server sends"
         if len(self.shapes) > 1 and self.together:
-            return f"observed: {', '.join(self.shapes)}, all from {self.together[0]}"
+            missing = [line for line in self.evidence if "; no " in line]
+            note = f" ({'; '.join(missing)})" if missing else ""
+            return f"observed: {', '.join(self.shapes)}, each seen from {self.together[0]}{note}"
         shown = "; ".join(self.evidence) or ", ".join(self.shapes)
         if len(self.shapes) == 1:
             return f"observed: {shown}"

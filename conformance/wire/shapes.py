@@ -44,13 +44,17 @@ _SHAPES: tuple[Shape, ...] = (
         "arguments_fragmented",
         "observed",
         "a call's argument text arrives over several deltas, cut at arbitrary characters",
-        servers="OpenAI Chat Completions, Azure OpenAI, Anthropic Messages, DeepSeek, llama.cpp server, Bedrock ConverseStream, OpenRouter, Alibaba DashScope, OpenAI Responses",
+        servers="OpenAI Chat Completions, Azure OpenAI, Anthropic Messages, DeepSeek, llama.cpp server, Bedrock ConverseStream, OpenRouter, Alibaba DashScope, OpenAI Responses, Writer, vLLM, Vertex AI Gemini (streamed `partialArgs`)",
         evidence=(
             'recording: real-recordings/anthropic/long_args_many_deltas.sse — claude-sonnet-4 (api.anthropic.com): 109 `input_json_delta` fragments, cut inside strings and once inside an escape: fragment `"n\\\\"` is followed by `"n- General"`, i.e. the `\\n` escape is split across two deltas',
             'recording: real-recordings/openai_chat/parallel_same_tool_no_usage.sse — gpt-3.5-turbo-0125 (api.openai.com): arguments arrive as `{"lo`, `catio`, `n": "S`, `an F`, `ranci`, `sco"}`',
             'recording: real-recordings/deepseek/single_call_11_chunks.jsonl — deepseek-reasoner: arguments over 10 chunks `{`, `"`, `location`, `"`, `: `, `"`, `San`, ` Francisco`, ...',
+            "recording: real-recordings/llama_cpp/gpt_oss_single_call.sse — llama.cpp server (build b7010): arguments over several deltas (`location`, `Flor`, `ence`), the name sent once",
+            "recording: real-recordings/writer/seven_parallel_calls_message_and_delta.sse — Writer palmyra-x4: each call's arguments over several deltas, in the same stream as its null continuation fields",
+            'issue: https://github.com/vllm-project/vllm/issues/18412 — vLLM stream quoted with argument fragments (`"arguments":"{\\""`, ...)',
+            "recording: real-recordings/gemini/partial_args_missing_terminator.jsonl — Vertex AI gemini-3-flash-preview streaming `functionCall.partialArgs` (`jsonPath`, `stringValue`, `willContinue`) over several chunks",
         ),
-        why="Every incremental server splits at arbitrary character positions, including inside strings and (Anthropic) inside an escape sequence. A split inside a multi-byte character was not seen: no recording has non-ASCII arguments, and at the delta level such a split would need an escaped surrogate pair.",
+        why="Every incremental server splits at arbitrary character positions, including inside strings and (Anthropic) inside an escape sequence. A split inside a multi-byte character was not seen: no recording has non-ASCII arguments, and at the delta level such a split would need an escaped surrogate pair. Gemini sends whole calls unless argument streaming is asked for (Vertex `partialArgs`).",
     ),
     Shape(
         "whole_call_in_one_delta",
@@ -121,6 +125,7 @@ _SHAPES: tuple[Shape, ...] = (
             'recording: real-recordings/gemini/vertex_parallel.sse — Vertex gemini-2.5-flash: `{"functionCall": {"name": "add","args": {"b": 3,"a": 2}}}` with no `id` (both calls)',
             'issue: https://github.com/vllm-project/vllm/issues/18412 — vLLM stream quoted: `"tool_calls":[{"index":0,"function":{"name":"get_current_weather","arguments":"{\\""}}]` and no `id` on any chunk',
             "recording: real-recordings/gemini/thought_signature_empty_args.sse — gemini-3-pro-preview functionCall without `id`",
+            "issue: https://github.com/vllm-project/vllm/pull/31438 — vLLM glm47 parser: the finish delta of a call carried no id, type or name (fixed December 2025)",
         ),
         why="Gemini ids are optional (gemini-3-flash SSE recordings do carry short ids, e.g. real-recordings/gemini/function_call_with_id.sse). On the chat wire, vLLM streamed calls with no id at all.",
     ),
@@ -140,11 +145,12 @@ _SHAPES: tuple[Shape, ...] = (
         "name_restated",
         "observed",
         "the whole name is repeated on continuation deltas",
-        servers="MiniMax M2.7 via NVIDIA NIM, vLLM (May 2025 stream in vllm#18412; GLM final chunk on main per vllm#44098), llama.cpp server (before PR 13800), vLLM-Ascend GLM parser (before PR 8178)",
+        servers="MiniMax M2.7 via NVIDIA NIM, vLLM (May 2025 stream in vllm#18412; GLM final chunk on main per vllm#44098), llama.cpp server (builds between PR 12379 and PR 13800, May 2025), vLLM-Ascend GLM parser (before PR 8178)",
         evidence=(
             'issue: https://github.com/NousResearch/hermes-agent/issues/8259 — `minimaxai/minimax-m2.7` via `integrate.api.nvidia.com`: "sends the **full name in every chunk**, causing it to concatenate: `"terminal"` + `"terminal"`"',
             'issue: https://github.com/vllm-project/vllm/issues/18412 — vLLM chunks quoted each with `"function":{"name":"get_current_weather","arguments":...}` (name on every chunk)',
-            'issue: https://github.com/ggml-org/llama.cpp/pull/13800 — llama.cpp server fix: "Return `tool_call.function.name` as a delta, not repeated over and over"',
+            "issue: https://github.com/ggml-org/llama.cpp/issues/13774 — llama.cpp server build 5481: only the arguments are chunked, the name is repeated on every delta",
+            'issue: https://github.com/ggml-org/llama.cpp/pull/13800 — llama.cpp server fix: "Return `tool_call.function.name` as a delta, not repeated over and over" (current builds send the name once)',
         ),
         why="The NIM symptom (`read_fileread_file`, `terminalterminal` from a `+=` accumulator) was seen by several users. The vLLM capture shows the restated name directly.",
     ),
@@ -321,7 +327,7 @@ _SHAPES: tuple[Shape, ...] = (
         "no_terminal_marker",
         "observed",
         "the stream ends without any finish reason",
-        servers="NVIDIA NIM (GLM-5.1), Evolink (deepseek-v4-pro)",
+        servers="GLM-5.1 via NVIDIA NIM, Evolink (deepseek-v4-pro)",
         evidence=(
             'issue: https://github.com/earendil-works/pi/issues/6226 — "some providers (here: GLM 5.1 with NVIDIA NIM) that close the stream without emitting a finish_reason="tool_calls" chunk"; a maintainer calls it "an api provider (NVIDIA NIM) not behaving correctly"',
             'issue: https://github.com/openclaw/openclaw/pull/98575 — "Some OpenAI-compatible providers (e.g., Evolink deepseek-v4-pro) send valid delta.tool_calls chunks but end the stream with data: [DONE] without a final finish_reason chunk"',
@@ -343,19 +349,20 @@ _SHAPES: tuple[Shape, ...] = (
         "provider_error_mid_stream",
         "observed",
         "an in-band error event after HTTP 200",
-        servers="Groq, OpenRouter",
+        servers="Groq, OpenRouter, Anthropic Messages (`overloaded_error` event)",
         evidence=(
             'recording: real-recordings/groq/tool_use_failed_error_event.sse — gpt-oss-120b: reasoning deltas, then `event: error` with `"code": "tool_use_failed"` after HTTP 200, with no `[DONE]`',
             'recording: real-recordings/groq/content_then_error_event.sse — content `maybe` streamed, then `event: error` ("Tool choice is required, but model did not call a tool")',
             'recording: real-recordings/openrouter/midstream_error_no_tools.sse — a normal chunk with top-level `"error": {"code": 400, "message": "Token limit reached"}`, then `[DONE]`',
+            "issue: https://github.com/anthropics/anthropic-sdk-python/issues/1258 — an `overloaded_error` arriving mid-stream as an SSE `error` event of an HTTP 200 response (the SDK raised it with status 200)",
         ),
-        why="Both in-band forms (an SSE `error` event and an error object inside a data chunk) appear in real captures.",
+        why="Both in-band forms (an SSE `error` event and an error object inside a data chunk) appear in real captures. Anthropic sends `event: error` inside a 200 stream under load.",
     ),
     Shape(
         "stream_cut",
         "observed",
         "the body ends without its terminal event (no `[DONE]`, `message_stop` or `response.completed`): the connection closed cleanly",
-        servers="DeepSeek (through a key proxy: an upstream reset reached the client as a clean end of body)",
+        servers="an unnamed key proxy (DeepSeek upstream: an upstream reset reached the client as a clean end of body)",
         evidence=(
             'issue: https://github.com/tetsuo-ai/agenc-core/pull/2492 — "DeepSeek reset two long reasoning streams mid-flight" (`read ECONNRESET`); the client received "a normal end of body, with no finish_reason, no `[DONE]` and no usage"',
             'issue: https://github.com/anthropics/anthropic-sdk-python/issues/1470 — claude-opus-4-6: "Stream died mid-`text_editor_code_execution.input_json_delta` — the `partial_json` cut off cleanly at `{"command": "create"`"; `peer closed connection without sending complete message body`',
@@ -399,15 +406,11 @@ _SHAPES: tuple[Shape, ...] = (
     ),
     Shape(
         "arguments_null",
-        "observed",
-        "the literal null as the arguments",
-        servers="Gemini native / Vertex (no `args` for no-argument calls), vLLM (`arguments: null` for parameterless calls), Venice (arguments omitted)",
-        evidence=(
-            'recording: real-recordings/gemini/partial_args_no_args_then_parallel.jsonl — `{"functionCall":{"name":"read_theme"}, ...}`: no `args` field at all',
-            'issue: https://github.com/pipecat-ai/pipecat/pull/4060 — "When an LLM returns a streaming tool call with no arguments (`arguments=null` in the delta chunks)", "Verified with vLLM serving `Qwen3-VL-235B`"',
-            'issue: https://github.com/ar-jan/llm-venice/pull/41 — Venice: "in streaming mode the tool call\'s `arguments` field is omitted for function calls without arguments"',
-        ),
-        why="Missing or null arguments for no-argument calls are observed. A stream whose argument text is the literal `null` was not seen.",
+        "theoretical",
+        "the literal null as the argument text",
+        servers="none known",
+        evidence=(),
+        why="Servers that send `arguments: null` (a JSON null, not the text `null`), or no arguments at all, do so for a call without arguments: that is `arguments_empty` once read. Argument text that is the four characters `null` was not seen.",
     ),
     Shape(
         "arguments_two_objects",
@@ -425,12 +428,15 @@ _SHAPES: tuple[Shape, ...] = (
         "arguments_empty",
         "observed",
         '"" as the arguments of a no-argument call',
-        servers="Anthropic Messages, Cohere v2",
+        servers="Anthropic Messages, Cohere v2, Gemini native (no `args` field), vLLM (`arguments: null` for parameterless calls), Venice (arguments omitted)",
         evidence=(
+            'recording: real-recordings/gemini/partial_args_no_args_then_parallel.jsonl — `{"functionCall":{"name":"read_theme"}, ...}`: no `args` field at all',
+            'issue: https://github.com/pipecat-ai/pipecat/pull/4060 — "When an LLM returns a streaming tool call with no arguments (`arguments=null` in the delta chunks)", "Verified with vLLM serving `Qwen3-VL-235B`"',
+            'issue: https://github.com/ar-jan/llm-venice/pull/41 — Venice: "in streaming mode the tool call\'s `arguments` field is omitted for function calls without arguments"',
             'recording: real-recordings/anthropic/tool_no_args_empty_partial_json.jsonl — claude-sonnet-4.5: tool_use `updateIssueList` with a single `input_json_delta` `"partial_json":""`, then `content_block_stop`',
             'recording: real-recordings/cohere/empty_tool_call.jsonl — `tool-call-start` with `"arguments":""` followed directly by `tool-call-end`',
         ),
-        why='Both APIs send `""` for a no-argument tool. OpenAI and Groq send `"{}"` instead (groq/llama_empty_args_whole_call.jsonl).',
+        why='Anthropic and Cohere send `""` for a no-argument tool; Gemini, vLLM and Venice send no argument text at all (no `args`, `arguments: null` or no `arguments`), which reads the same. OpenAI and Groq send `"{}"` instead (groq/llama_empty_args_whole_call.jsonl).',
     ),
     Shape(
         "reserved_argument_keys",
@@ -614,6 +620,7 @@ SERVER_APIS: Mapping[str, str] = {
     "Azure OpenAI": "openai-chat",
     "Anthropic Messages": "anthropic",
     "Gemini native": "gemini",
+    "Vertex AI Gemini": "gemini",
     "Bedrock ConverseStream": "bedrock-converse",
     "Cohere v2": "cohere-v2",
     "Alibaba DashScope": "openai-chat",
@@ -629,7 +636,8 @@ SERVER_APIS: Mapping[str, str] = {
     "LiteLLM proxy": "openai-chat",
     "Microsoft Foundry Local": "openai-chat",
     "Mistral API": "openai-chat",
-    "NVIDIA NIM": "openai-chat",
+    "MiniMax M2.7 via NVIDIA NIM": "openai-chat",
+    "GLM-5.1 via NVIDIA NIM": "openai-chat",
     "Ollama OpenAI-compatible API": "openai-chat",
     "OpenRouter": "openai-chat",
     "OpenVINO Model Server": "openai-chat",
@@ -638,14 +646,16 @@ SERVER_APIS: Mapping[str, str] = {
     "SGLang": "openai-chat",
     "Venice": "openai-chat",
     "Writer": "openai-chat",
-    "Z.ai": "openai-chat",
+    "Z.ai GLM-5.2": "openai-chat",
     "an unnamed relay (gemini-3.1-pro)": "openai-chat",
+    "an unnamed key proxy": "openai-chat",
     "llama.cpp server": "openai-chat",
     "mistral.rs server": "openai-chat",
     "mlx-openai-server": "openai-chat",
     "opencode (behind deepseek-acp)": "openai-chat",
     "vLLM": "openai-chat",
     "vLLM-Ascend": "openai-chat",
+    "vLLM with speculative decoding": "openai-chat",
     "xAI": "openai-chat",
     "xLLM": "openai-chat",
     "every server": "*",
@@ -655,16 +665,12 @@ _SERVER_ALIASES: Mapping[str, str] = {
     "Alibaba": "Alibaba DashScope",
     "Anthropic": "Anthropic Messages",
     "Anthropic Messages API": "Anthropic Messages",
-    "Vertex": "Gemini native",
-    "Vertex AI": "Gemini native",
-    "Vertex AI Gemini": "Gemini native",
-    "MiniMax M2.7 via NVIDIA NIM": "NVIDIA NIM",
+    "Vertex": "Vertex AI Gemini",
+    "Vertex AI": "Vertex AI Gemini",
     "Poolside chat/completions API": "Poolside",
-    "Z.ai GLM-5.2": "Z.ai",
     "an upstream relay serving gemini-3.1-pro": "an unnamed relay (gemini-3.1-pro)",
     "the opencode chat/completions upstream behind deepseek-acp": "opencode (behind deepseek-acp)",
     "vLLM glm47 parser": "vLLM",
-    "vLLM with speculative decoding": "vLLM",
     "vLLM-Ascend GLM parser": "vLLM-Ascend",
 }
 _NOT_A_SERVER = ("none known", "for a tool whose own schema declares such a parameter")
@@ -712,7 +718,8 @@ def realism_of(shapes: Iterable[str], api: str | None = None) -> Realism:
 
     ``api`` is the wire API the input was read in (None: a provider-agnostic chunk stream). The
     evidence names, per shape, the first server of that API seen sending it, else the first server
-    of any API, saying so; ``together`` the servers (of that API) seen sending every one of them.
+    of any API, saying so; ``together`` the servers seen sending every one of them (of that API,
+    where one was seen), each shape perhaps in another stream or configuration of that server.
     A shape seen only on another API stays observed: the lists say who was seen sending a shape,
     not who was seen never sending it.
     """
@@ -727,9 +734,11 @@ def realism_of(shapes: Iterable[str], api: str | None = None) -> Realism:
         for shape, names in senders.items()
     )
     together: tuple[str, ...] = ()
-    if found and not theoretical and all(senders.values()):
-        named = [set(names) for names in senders.values() if "every server" not in names]
-        order = [name for names in senders.values() for name in names]
+    if found and not theoretical:
+        # Per shape, its senders in the input's API, else (seen only elsewhere) in any API.
+        named = [set(names or _senders(shape, None)) for shape, names in senders.items()]
+        named = [names for names in named if "every server" not in names]
+        order = [name for shape in senders for name in senders[shape] or _senders(shape, None)]
         common = set.intersection(*named) if named else {"every server"}
         together = tuple(sorted(common, key=order.index))
     return Realism(found, theoretical, evidence, together=together, api=api or "")

@@ -92,8 +92,8 @@ def _name_shapes(deltas: Sequence[ToolCallDelta]) -> set[str]:
 
 def _argument_shapes(text: str, abnormal: bool) -> set[str]:
     """What the call's argument text is (a stream cut short says nothing about the model's text)."""
-    if not text.strip():
-        return {"arguments_empty"}
+    if not text.strip():  # a stream cut before any argument text says nothing of the call
+        return set() if abnormal else {"arguments_empty"}
     try:
         value, end = json.JSONDecoder().raw_decode(text.strip())
     except json.JSONDecodeError as error:
