@@ -344,10 +344,12 @@ class _Session:
             )
             if new:
                 self.origins[check_id].append(origin)
-            if new and found is None:  # a scenario as written: never shrunk, its layout still checked
-                self._drop_incidental_shapes(result, signature(problems[0]))
             if new and found is not None:
                 self.found.append(replace(found, result=result, message=problems[0], origin=origin))
+            elif new:
+                # A scenario as written: never searched again (no cases), but its layout is still
+                # checked for shapes the failure does not need, once, in the shrinking round.
+                self.found.append(_Found(result, problems[0], None, 0, scenario.name, self.seed, origin))
         if run.transcript.hung:
             raise _Stop(f"the target hung on scenario {scenario.name!r}; the run stopped there")
 

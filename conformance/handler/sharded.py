@@ -213,7 +213,8 @@ class ShardedRun:
         for task in mine:
             result = results[task.check_id]
             unit = units[task.label]
-            cases = unit_cases(unit, self.capabilities, self.realistic)
+            # A task without examples is a scenario as written: nothing to search again.
+            cases = unit_cases(unit, self.capabilities, self.realistic) if task.max_examples else None
             realistic = realistic_alternatives(unit, self.capabilities, self.realistic)
             notes_before, examples_before = len(session.report.notes), session.report.examples
             found = _Found(result, task.message, cases, task.max_examples, task.label, task.seed, task.origin)
