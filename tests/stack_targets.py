@@ -7,6 +7,8 @@ recordings; ``TextOnlyStack`` drops every call, a bug the suite must find.
 from __future__ import annotations
 
 import json
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -142,3 +144,36 @@ def decoding_each_read(api: str, pieces: Sequence[bytes], options: Mapping[str, 
 
 
 decoding_each_read.capabilities = {"apis": ["openai-chat"], "reasoning": False}  # type: ignore[attr-defined]
+
+
+def hanging(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    """Never returns."""
+    while True:
+        time.sleep(0.05)
+
+
+hanging.capabilities = {"apis": ["openai-chat"]}  # type: ignore[attr-defined]
+
+
+def exiting(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    """Ends the process, as a stack calling ``sys.exit()`` on an error would."""
+    sys.exit(0)
+
+
+exiting.capabilities = {"apis": ["openai-chat"]}  # type: ignore[attr-defined]
+
+
+def returning_a_number(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    return 12345
+
+
+def returning_none(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    return None
+
+
+def returning_a_bare_object_as_a_call(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    return [object()]
+
+
+for _stack in (returning_a_number, returning_none, returning_a_bare_object_as_a_call):
+    _stack.capabilities = {"apis": ["openai-chat"]}  # type: ignore[attr-defined]

@@ -380,7 +380,11 @@ def test_a_replay_nobody_asked_for_fails() -> None:
 def _converse_calls(pieces_of: dict[str, Any]) -> list[tuple[str, str, Any]]:
     import boto3
 
-    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    # Fake credentials given outright: botocore signs before the replay sees the request, and
+    # where it would look for credentials depends on what ran earlier in the process.
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
     response = client.converse_stream(modelId="m", messages=[{"role": "user", "content": [{"text": "x"}]}])
     calls: dict[int, list[Any]] = {}
     for event in response["stream"]:
@@ -424,7 +428,11 @@ def test_real_bedrock_recordings_replay_to_their_expectation(name: str) -> None:
 def test_a_non_streaming_bedrock_call_is_refused_not_sent(tmp_path: Path) -> None:
     boto3 = pytest.importorskip("boto3")
     body = _write_lines(tmp_path / "converse.jsonl", CONVERSE_EVENTS, CONVERSE_EXPECTED)
-    client = boto3.client("bedrock-runtime", region_name="us-east-1")
+    # Fake credentials given outright: botocore signs before the replay sees the request, and
+    # where it would look for credentials depends on what ran earlier in the process.
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", aws_access_key_id="test", aws_secret_access_key="test"
+    )
     with pytest.raises(UnroutedRequestError, match="non-streaming"), replay_cassette(body):
         client.converse(modelId="m", messages=[{"role": "user", "content": [{"text": "x"}]}])
 

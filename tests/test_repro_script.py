@@ -107,6 +107,16 @@ def test_the_script_imports_only_the_sdk_and_the_called_module(saved: Path, tmp_
         assert ('importlib.import_module("mypkg.agent")' in source) == bool(options)
 
 
+def test_without_the_sdk_the_script_says_so_with_exit_2(saved: Path, tmp_path: Path) -> None:
+    # A traceback's exit 1 would read as "the defect is there". `python -S`: no site-packages.
+    body = saved / "bugs" / "openai-chat" / "stream_cut_after_arguments.sse"
+    script = _script(body, tmp_path / "repro.py", "--client", "openai")
+    done = subprocess.run([sys.executable, "-S", str(script)], capture_output=True, text=True, check=False)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "cannot run: No module named 'openai'" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

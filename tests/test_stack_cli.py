@@ -88,7 +88,7 @@ def test_unusable_targets_are_exit_2_with_a_typed_error_naming_them(
         (["--handler", "reference_impl:ApiToolCallStreamingResponseHandler", "--format", "anthropic"], "--format goes"),
         (
             ["--stack", "tests.stack_targets:chat_stack", "--no-reasoning", "--realistic", "--deadline", "3"],
-            "not used with --stack: --no-reasoning, --deadline, --realistic",
+            "not used with --stack: --no-reasoning, --realistic",
         ),
         (["--stack", "tests.stack_targets:chat_stack", "--handler", "x:y"], "not allowed with argument"),
         (
@@ -244,3 +244,30 @@ def test_the_page_quotes_the_examples_verbatim() -> None:
         assert blocks
         for block in blocks:
             assert block in source, block
+
+
+def test_a_stack_that_hangs_is_stopped_at_its_deadline(capsys: pytest.CaptureFixture[str]) -> None:
+    # Nothing hangs without a deadline: a stack that never returns was waited for forever.
+    code, out, _ = _run(["--stack", "tests.stack_targets:hanging", "--profile", "dev", "--deadline", "0.5"], capsys)
+    assert code == 1
+    assert "the stack did not finish within 0.5 s" in out and "STOPPED EARLY" in out
+    assert "crashed" in out
+
+
+def test_a_stack_that_exits_the_process_is_exit_2_never_a_silent_pass(capsys: pytest.CaptureFixture[str]) -> None:
+    # sys.exit(0) inside the stack ended the run with status 0 and no report: a false pass.
+    code, _, err = _run(["--stack", "tests.stack_targets:exiting", "--profile", "dev"], capsys)
+    assert code == 2
+    assert "the target raised SystemExit(0)" in err and "nothing was judged" in err
+
+
+@pytest.mark.parametrize("attribute", ["returning_a_number", "returning_none", "returning_a_bare_object_as_a_call"])
+def test_a_result_that_says_nothing_is_a_crash_not_an_empty_turn(
+    attribute: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 12345, None or a call with no field at all were read as an empty turn (and passed on a turn
+    # that has nothing in it).
+    report_code, out, _ = _run(["--stack", f"tests.stack_targets:{attribute}", "--profile", "dev"], capsys)
+    assert report_code == 1
+    assert "FinalResultError" in out, out[-2000:]
+    assert "  PASS  stack_outcome_matches" not in out

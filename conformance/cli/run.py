@@ -268,7 +268,7 @@ def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: boo
             ("--text-format", args.text_format),
             ("--text-lag", args.text_lag is not None),
             ("--adapter", args.adapter),
-            ("--deadline", args.deadline != DEFAULT_DEADLINE_SECONDS),
+            ("--deadline", args.deadline != DEFAULT_DEADLINE_SECONDS and not stack),
             ("--cassette-dir", option == "--formatter" and args.cassette_dir),
             ("--realistic", stack and args.realistic),
         )
@@ -460,6 +460,7 @@ def _run_stack(args: argparse.Namespace) -> Report:
             target=args.stack,
             on_progress=progress_display(args.stack, args.progress),
             generated=args.generated,
+            deadline_seconds=args.deadline or None,
         )
     except BaseException:
         with contextlib.suppress(StackFactoryError):  # the run's own error is the one to report
@@ -520,6 +521,13 @@ def run(args: argparse.Namespace) -> int:
             reports = _reports(args)
         except KeyboardInterrupt:
             reports, interrupted = [], True
+        except SystemExit as exit_:
+            # The code under test ended the process (sys.exit): without this, its exit status
+            # (0 too) would be the run's, with no report: a silent pass.
+            raise UsageError(
+                f"the target raised SystemExit({exit_.code!r}) (sys.exit() or exit() in its code) during the run; "
+                "nothing was judged"
+            ) from None
         finally:
             _clear_progress()
     if not reports:

@@ -58,7 +58,7 @@ def add_capability_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         default=DEFAULT_DEADLINE_SECONDS,
         help=(
-            f"stop a handler that takes longer than this on one scenario (default "
+            f"stop a handler (or a --stack) that takes longer than this on one scenario (default "
             f"{DEFAULT_DEADLINE_SECONDS:g}; 0: none)"
         ),
     )

@@ -13,13 +13,9 @@ finding in the transcript (``crash``, ``hung``, ``unreadable``), never propagate
 
 from __future__ import annotations
 
-import contextlib
 import json
-import signal
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import Any, Protocol
 
 from conformance.handler.capabilities import Capabilities
@@ -32,6 +28,7 @@ from conformance.handler.observe import (
     ObservedInvocation,
     is_tool_segment_type,
 )
+from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, TargetHung, deadline
 from conformance.wire.final import FinalResultError, read_final_result
 from reference_impl.types import ChunkResponse
 
@@ -50,7 +47,6 @@ __all__ = [
 
 # How long one run of a target over one scenario (probes included) may take before it is stopped
 # and reported as hung. The reference takes well under a millisecond per scenario.
-DEFAULT_DEADLINE_SECONDS = 10.0
 
 _LATE_CHUNK = ChunkResponse(content="late")
 
@@ -59,11 +55,8 @@ class TargetError(Exception):
     """The suite cannot run this target at all (its factory raises, or it is not a handler): exit code 2."""
 
 
-class HandlerHung(BaseException):
-    """Raised inside the target when its per-scenario deadline passes.
-
-    A ``BaseException`` so that a handler's own ``except Exception`` cannot swallow it.
-    """
+# The deadline's exception under the name this module has always exported.
+HandlerHung = TargetHung
 
 
 @dataclass(frozen=True)
@@ -168,31 +161,6 @@ class Target(Protocol):
     def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript: ...
 
 
-@contextlib.contextmanager
-def _deadline(seconds: float | None) -> Iterator[None]:
-    """Raise ``HandlerHung`` inside the running code after ``seconds`` (main thread, POSIX only)."""
-    usable = (
-        seconds is not None
-        and seconds > 0
-        and hasattr(signal, "setitimer")
-        and threading.current_thread() is threading.main_thread()
-    )
-    if not usable:
-        yield
-        return
-
-    def on_alarm(_signum: int, _frame: FrameType | None) -> None:
-        raise HandlerHung(f"the target did not finish within {seconds} s")
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, float(seconds or 0))
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
 def _describe(obj: object) -> str:
     module = getattr(obj, "__module__", None)
     qualname = getattr(obj, "__qualname__", None)
@@ -270,7 +238,7 @@ class HandlerTarget:
     def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript:
         """Run a fresh handler over ``chunks``; with ``probe``, also the lifecycle and callback probes."""
         transcript = Transcript(chunks=list(chunks), callbacks_supported=self.callbacks_supported)
-        with _deadline(self.deadline):
+        with deadline(self.deadline):
             try:
                 handler = self._stream(transcript)
                 if handler is not None and probe and transcript.completed:
@@ -564,7 +532,7 @@ class AccumulatorTarget:
         """Add every chunk (up to the one marked complete) to a fresh accumulator and read its result."""
         del probe  # an accumulator has no lifecycle or callbacks to probe
         transcript = Transcript(chunks=list(chunks), kind="accumulator", callbacks_supported=False)
-        with _deadline(self.deadline):
+        with deadline(self.deadline):
             try:
                 accumulator = self.factory()
                 for position, chunk in enumerate(transcript.chunks):

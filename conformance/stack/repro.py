@@ -146,7 +146,11 @@ import json
 import os
 import sys
 
-import __SDK__
+try:
+    import __SDK__
+except ImportError as missing:  # exit 2, not a traceback's 1 (which would read as "the defect is there")
+    print(f"cannot run: {missing} (pip install __SDK__==__SDK_VERSION__)")
+    sys.exit(2)
 
 # The response body, exactly as the stack under test was served it.
 BODY = (

@@ -35,6 +35,7 @@ from conformance.verdict import (
     signature,
     the_same_search_in_every_process,
 )
+from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, TargetHung, deadline
 from conformance.wire import Body, Case, Outcome, WireFormatError, discover_cases, iter_sdk_events, load_body
 from conformance.wire.final import FinalResultError, read_final_result
 from conformance.wire.harm import outcome_harm
@@ -115,10 +116,10 @@ def _run(stack: Stack, body: Body, pieces: Sequence[bytes]) -> tuple[Outcome | N
     return outcome, None, has_text, has_reasoning
 
 
-def _summary(outcome: Outcome | None, crash: BaseException | None, body: bytes) -> str:
+def _summary(outcome: Outcome | None, crash: BaseException | None, body: bytes, *, mask: bool = True) -> str:
     """The result as comparable text. Call ids that are not in the body were minted by the stack
-    (random per run, like the Vercel AI SDK's): they read as "minted #n", so only where they sit
-    is compared, not their value."""
+    (random per run, like the Vercel AI SDK's): with ``mask`` they read as "minted #n", so only
+    where they sit is compared, not their value (a report shows them as they came out)."""
     if crash is not None:
         return f"raised {type(crash).__name__}: {crash}"
     assert outcome is not None
@@ -126,7 +127,7 @@ def _summary(outcome: Outcome | None, crash: BaseException | None, body: bytes) 
     minted: dict[str, str] = {}
     for call in data["tool_calls"]:
         call_id = call.get("call_id")
-        if isinstance(call_id, str) and call_id and call_id.encode() not in body:
+        if mask and isinstance(call_id, str) and call_id and call_id.encode() not in body:
             call["call_id"] = minted.setdefault(call_id, f"<minted #{len(minted) + 1}>")
     return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
@@ -164,6 +165,7 @@ def run_stack_conformance(
     on_progress: Callable[[str], None] | None = None,
     excluded: Mapping[str, str] | None = None,
     generated: int | None = None,
+    deadline_seconds: float | None = DEFAULT_DEADLINE_SECONDS,
 ) -> Report:
     """Run the stack checks over every recording with an expectation under ``cassette_dirs``, then
     over ``generated`` turns drawn per API the stack runs, rendered to bytes
@@ -177,6 +179,9 @@ def run_stack_conformance(
     Every failing recording is named: each finding (a distinct failure, by ``signature``) lists all
     the recordings that fail that way (``Counterexample.recordings``), and carries them as a
     ``StackFinding`` (``conformance.stack.failures``: ``save_failures`` writes their bodies).
+
+    One call of the stack may take ``deadline_seconds`` (None: no deadline): a stack that takes
+    longer is stopped there, the run ends (``Report.stopped``) and the hang is a ``crashed`` finding.
     """
     excluded = excluded or {}
     capabilities = capabilities or StackCapabilities()
@@ -188,17 +193,24 @@ def run_stack_conformance(
     examples = max(3, chosen.examples_per_scenario // 6)
     if generated is None:
         generated = generated_turns_for(chosen)
-    judging = _Judging(stack, capabilities, outcome_check, split_check, report, examples, seed)
+    judging = _Judging(
+        _within(stack, deadline_seconds), capabilities, outcome_check, split_check, report, examples, seed
+    )
     cases = list(discover_cases(cassette_dirs))
     apis = _generated_apis(capabilities, cases) if generated else []
-    for done, case in enumerate(cases):
-        if on_progress:
-            on_progress(ProgressStep(case.name, done, len(cases) + len(apis)))
-        _judge_recording(case, excluded, judging)
-    for done, api in enumerate(apis, len(cases)):
-        if on_progress:
-            on_progress(ProgressStep(f"generated/{api}", done, len(cases) + len(apis)))
-        _search_generated(api, generated or 0, judging)
+    try:
+        _search_all(cases, apis, excluded, judging, generated=generated or 0, on_progress=on_progress)
+    except _Hung as hung:
+        report.stopped = f"the stack did not finish within {deadline_seconds} s on {hung.body}; the run stopped there"
+        outcome_check.fail(
+            f"the stack did not finish within {deadline_seconds} s on {hung.body}",
+            f"recording: {hung.body}\nresult: none: the stack was still running after {deadline_seconds} s",
+            StackFinding(),
+            scenario=hung.body,
+            keep=None,
+            harm=HarmVerdict(Harm.CRASHED, "the stack hung and was stopped: the turn never finished"),
+            kind="hung",
+        )
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
             result.skip("no recording this stack could run" if result.not_applicable else "no recordings found")
@@ -209,6 +221,48 @@ def run_stack_conformance(
         report.notes.append(numbers_note())
     report.seconds = time.perf_counter() - started
     return report
+
+
+class _Hung(BaseException):
+    """The stack did not return within its deadline: the run stops (a ``BaseException``, so that no
+    search in between takes it for a failing example)."""
+
+    def __init__(self, body: str) -> None:
+        super().__init__(body)
+        self.body = body
+
+
+def _within(stack: Stack, seconds: float | None) -> Stack:
+    """``stack``, stopped with ``_Hung`` when one call takes longer than ``seconds``."""
+
+    def limited(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+        try:
+            with deadline(seconds):
+                return stack(api, pieces, options)
+        except TargetHung:
+            raise _Hung(f"a {api} body of {sum(len(piece) for piece in pieces)} bytes") from None
+
+    return limited
+
+
+def _search_all(
+    cases: Sequence[Case],
+    apis: Sequence[str],
+    excluded: Mapping[str, str],
+    judging: _Judging,
+    *,
+    generated: int,
+    on_progress: Callable[[str], None] | None,
+) -> None:
+    """Every recording, then the generated turns of every API."""
+    for done, case in enumerate(cases):
+        if on_progress:
+            on_progress(ProgressStep(case.name, done, len(cases) + len(apis)))
+        _judge_recording(case, excluded, judging)
+    for done, api in enumerate(apis, len(cases)):
+        if on_progress:
+            on_progress(ProgressStep(f"generated/{api}", done, len(cases) + len(apis)))
+        _search_generated(api, generated, judging)
 
 
 @dataclass
@@ -257,7 +311,8 @@ def _judge(
     if problems:
         summary = _summary(actual, crash, body.sse)
         head = text_head or f"recording: {case.body_path}\n"
-        text = f"{head}result: {_shown(summary)}\n" + "\n".join(f"violation: {_shown(p)}" for p in problems)
+        as_returned = _summary(actual, crash, body.sse, mask=False)
+        text = f"{head}result: {_shown(as_returned)}\n" + "\n".join(f"violation: {_shown(p)}" for p in problems)
         harm = outcome_harm(context.expected, actual, crash, numbers=capabilities.json_numbers)
         failing = FailingRecording(
             case.name, case.body_path, body, context.expected, "stack_outcome_matches", problems[0], summary, harm

@@ -42,6 +42,14 @@ def _field(value: Any, *names: str) -> Any:
     return None
 
 
+_CALL_FIELDS = ("call_id", "id", "name", "tool_name", "raw_arguments", "arguments_raw", "arguments", "args", "error")
+_RESULT_FIELDS = ("tool_calls", "calls", "text", "content", "reasoning", "error", "finish_reason")
+
+
+def _has(value: Any, name: str) -> bool:
+    return name in value if isinstance(value, Mapping) else hasattr(value, name)
+
+
 def _shown(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 200 else text[:197] + "..."
@@ -57,6 +65,11 @@ def _call(call: Any) -> ExpectedToolCall:
         arguments = dict(outcome) if isinstance(outcome, Mapping) else None
         error = None if arguments is not None else str(outcome)
     else:
+        if not any(_has(call, name) for name in _CALL_FIELDS):
+            raise FinalResultError(
+                "a call must be a mapping or object with call_id (or id), name, raw_arguments and arguments or "
+                f"error, or a (call_id, name, raw_arguments, arguments_or_error) tuple; got {_shown(call)}"
+            )
         call_id = _field(call, "call_id", "id")
         name = _field(call, "name", "tool_name")
         raw = _field(call, "raw_arguments", "arguments_raw") or ""
@@ -82,6 +95,12 @@ def read_final_result(result: Any, api: str = "") -> tuple[Outcome, bool, bool]:
     outcome = Outcome(api)
     has_text = has_reasoning = False
     if not isinstance(result, (list, tuple)):
+        if isinstance(result, (str, bytes, int, float)) or not any(_has(result, name) for name in _RESULT_FIELDS):
+            # A value that says nothing (None, a number, a string, an empty mapping) is no empty turn.
+            raise FinalResultError(
+                "the result must be a list of calls, or a mapping or object with calls (or tool_calls) and "
+                f"optionally text, reasoning, error and finish_reason; got {_shown(result)}"
+            )
         calls = _field(result, "tool_calls", "calls")
         text = _field(result, "text", "content")
         reasoning = _field(result, "reasoning")
