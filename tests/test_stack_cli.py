@@ -271,3 +271,9 @@ def test_a_result_that_says_nothing_is_a_crash_not_an_empty_turn(
     assert report_code == 1
     assert "FinalResultError" in out, out[-2000:]
     assert "  PASS  stack_outcome_matches" not in out
+    # Every body fails, the cut and truncated ones too: an unreadable result is not "raising on an
+    # abnormal end" (a stack returning None on every cut stream passed those).
+    assert "failed in 40 of 40 runs" in out, out[-3000:]
+    # The same result reads the same on every split (a memory address in it made splits differ).
+    assert "  PASS  stack_byte_split_invariant" in out
+    assert "minimal counterexample (40 recordings fail this way):" in out  # one finding, not one per object

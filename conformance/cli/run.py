@@ -178,7 +178,7 @@ def add_parser(commands: Any) -> None:
         type=_count,
         metavar="N",
         help="with --stack or a byte-level --bridge: draw N turns per wire API the stack runs, rendered to "
-        "bytes (the generated search; default: by profile, 5 dev, 30 ci; 0: the recordings alone)",
+        "bytes (the generated search; default: by profile, 5 dev, 30 ci, 500 deep; 0: the recordings alone)",
     )
     parser.add_argument(
         "--progress",

@@ -8,6 +8,7 @@ from typing import Any
 
 from conformance.verdict import Check, CheckRegistry, NotApplicable
 from conformance.wire import WIRE_APIS, Case, Outcome
+from conformance.wire.final import FinalResultError
 from conformance.wire.may_run import stream_why_not
 from conformance.wire.numbers import JSON_NUMBERS
 from conformance.wire.replay import compare_finish_reason, compare_outcomes
@@ -121,6 +122,10 @@ STACK_CHECK_REGISTRY = CheckRegistry[StackContext]()
     taxonomy=("A02", "B01", "B04", "D03", "F06", "F07", "F08"),
 )
 def stack_outcome_matches(ctx: StackContext) -> list[str]:
+    if isinstance(ctx.crash, FinalResultError):
+        # The suite could not read what the stack returned: never "raising on an abnormal end"
+        # (a stack returning None on every cut stream would pass).
+        return [f"the stack's result cannot be read: {ctx.crash}"]
     if ctx.crash is not None:
         expected = ctx.expected
         if stream_why_not(expected.api, expected.finish_reason, expected.error) is not None:

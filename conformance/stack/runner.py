@@ -194,7 +194,7 @@ def run_stack_conformance(
     if generated is None:
         generated = generated_turns_for(chosen)
     judging = _Judging(
-        _within(stack, deadline_seconds), capabilities, outcome_check, split_check, report, examples, seed
+        _Within(stack, deadline_seconds), capabilities, outcome_check, split_check, report, examples, seed
     )
     cases = list(discover_cases(cassette_dirs))
     apis = _generated_apis(capabilities, cases) if generated else []
@@ -202,6 +202,8 @@ def run_stack_conformance(
         _search_all(cases, apis, excluded, judging, generated=generated or 0, on_progress=on_progress)
     except _Hung as hung:
         report.stopped = f"the stack did not finish within {deadline_seconds} s on {hung.body}; the run stopped there"
+        outcome_check.scenarios_run += 1
+        outcome_check.examples_run += 1
         outcome_check.fail(
             f"the stack did not finish within {deadline_seconds} s on {hung.body}",
             f"recording: {hung.body}\nresult: none: the stack was still running after {deadline_seconds} s",
@@ -213,7 +215,10 @@ def run_stack_conformance(
         )
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
-            result.skip("no recording this stack could run" if result.not_applicable else "no recordings found")
+            if report.stopped:
+                result.skip(f"not reached before the run stopped ({report.stopped})")
+            else:
+                result.skip("no recording this stack could run" if result.not_applicable else "no recordings found")
     report.results = [results[check.id] for check in STACK_CHECKS]
     for result in report.results:
         result.target = report.target
@@ -232,17 +237,21 @@ class _Hung(BaseException):
         self.body = body
 
 
-def _within(stack: Stack, seconds: float | None) -> Stack:
-    """``stack``, stopped with ``_Hung`` when one call takes longer than ``seconds``."""
+class _Within:
+    """``stack``, stopped with ``_Hung`` when one call takes longer than ``seconds``; ``current`` is
+    the name of the body being judged (what the hang is reported on)."""
 
-    def limited(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+    def __init__(self, stack: Stack, seconds: float | None) -> None:
+        self.stack, self.seconds, self.current = stack, seconds, ""
+
+    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
         try:
-            with deadline(seconds):
-                return stack(api, pieces, options)
+            with deadline(self.seconds):
+                return self.stack(api, pieces, options)
         except TargetHung:
-            raise _Hung(f"a {api} body of {sum(len(piece) for piece in pieces)} bytes") from None
-
-    return limited
+            size = sum(len(piece) for piece in pieces)
+            where = self.current or f"an {api} body"
+            raise _Hung(f"{where} ({size} bytes in {len(pieces)} reads)") from None
 
 
 def _search_all(
@@ -303,6 +312,8 @@ def _judge(
     outcome_check = judging.outcome_check
     report.scenarios += 1
     report.examples += 1
+    if isinstance(stack, _Within):
+        stack.current = case.name
     actual, crash, has_text, has_reasoning = whole if whole is not None else _run(stack, body, [body.sse])
     context = StackContext(case, expected, actual, crash, has_text, has_reasoning, capabilities)
     problems = STACK_CHECKS[0].run(context)
@@ -374,6 +385,8 @@ def _search_generated(api: str, turns: int, judging: _Judging) -> None:
     distinct = {generated.body.data: generated for generated in drawn}.values()  # one run per body
     for number, unnamed in enumerate(sorted(distinct, key=lambda g: len(g.body.data))):
         generated = unnamed.numbered(number)
+        if isinstance(judging.stack, _Within):
+            judging.stack.current = generated.name
         first = _run(judging.stack, generated.body, [generated.body.sse])
         whole: _Whole | None = first
         kind = _failure_kind(generated, first, judging)

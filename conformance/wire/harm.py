@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from conformance.verdict.harm import CameOut, Harm, HarmVerdict, WantedCall, classify_calls
+from conformance.wire.final import FinalResultError
 from conformance.wire.may_run import WHY_NOT, derive_may_run, finish_reason_meaning, stream_why_not
 from conformance.wire.numbers import same_json
 from conformance.wire.outcome import ExpectedToolCall, Outcome
@@ -60,6 +61,8 @@ def outcome_harm(
     stream = stream_why_not(expected.api, expected.finish_reason, expected.error)
     truncated = stream == "truncated"
     if actual is None:
+        if isinstance(crash, FinalResultError):
+            return HarmVerdict(Harm.CRASHED, f"the stack's result cannot be read ({crash}); nothing ran")
         if stream is not None:
             return HarmVerdict(Harm.STREAM_SHAPE, "the stack raised on an abnormal end: nothing ran")
         raised = f"{type(crash).__name__}: {crash}" if crash is not None else "no result"
