@@ -200,3 +200,20 @@ def test_a_truncated_turn_reported_as_finished_loses_its_ending() -> None:
     verdict = outcome_harm(cut, said_stop)
     assert verdict.harm is Harm.LOST
     assert "cut the turn at its token limit ('length') but the result says it ended normally ('stop')" in verdict.why
+
+
+def test_a_stack_that_hangs_only_on_split_bodies_fails_the_split_check(recordings: Path) -> None:
+    # The hang happened inside the split search: that check must not read as passed.
+    import time
+
+    def hangs_when_split(api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> dict[str, Any]:
+        while len(pieces) > 1:
+            time.sleep(0.02)
+        return correct(api, pieces, options)
+
+    report = run_stack_conformance(
+        hangs_when_split, [recordings], capabilities=CAPABILITIES, profile="dev", generated=0, deadline_seconds=0.3
+    )
+    statuses = {result.check.id: result.status for result in report.results}
+    assert statuses["stack_byte_split_invariant"] == "failed"
+    assert "did not finish within 0.3 s" in report.stopped and "reads" in report.stopped

@@ -202,9 +202,11 @@ def run_stack_conformance(
         _search_all(cases, apis, excluded, judging, generated=generated or 0, on_progress=on_progress)
     except _Hung as hung:
         report.stopped = f"the stack did not finish within {deadline_seconds} s on {hung.body}; the run stopped there"
-        outcome_check.scenarios_run += 1
-        outcome_check.examples_run += 1
-        outcome_check.fail(
+        # The check whose run it hung in: a hang on a split body is what that split changes.
+        hung_in = split_check if hung.split else outcome_check
+        hung_in.scenarios_run += 1
+        hung_in.examples_run += 1
+        hung_in.fail(
             f"the stack did not finish within {deadline_seconds} s on {hung.body}",
             f"recording: {hung.body}\nresult: none: the stack was still running after {deadline_seconds} s",
             StackFinding(),
@@ -232,9 +234,10 @@ class _Hung(BaseException):
     """The stack did not return within its deadline: the run stops (a ``BaseException``, so that no
     search in between takes it for a failing example)."""
 
-    def __init__(self, body: str) -> None:
+    def __init__(self, body: str, *, split: bool) -> None:
         super().__init__(body)
         self.body = body
+        self.split = split  # it hung on the body cut into several reads (the split check's search)
 
 
 class _Within:
@@ -251,7 +254,7 @@ class _Within:
         except TargetHung:
             size = sum(len(piece) for piece in pieces)
             where = self.current or f"an {api} body"
-            raise _Hung(f"{where} ({size} bytes in {len(pieces)} reads)") from None
+            raise _Hung(f"{where} ({size} bytes in {len(pieces)} reads)", split=len(pieces) > 1) from None
 
 
 def _search_all(
