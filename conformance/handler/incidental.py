@@ -16,27 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from conformance.wire.stream_shapes import call_positions
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
 __all__ = ["MOVES", "without_shape"]
 
 Chunks = tuple[ChunkResponse, ...]
-
-
-def _calls_of(chunks: Sequence[ChunkResponse]) -> list[list[tuple[int, int]]]:
-    """Each call's deltas as (chunk position, delta position), read as the checks read calls: an
-    index, until a different non-empty id arrives on it."""
-    calls: list[list[tuple[int, int]]] = []
-    open_on: dict[int, tuple[int, str | None]] = {}  # index -> (call number, its id)
-    for position, chunk in enumerate(chunks):
-        for number, delta in enumerate(chunk.tool_calls or ()):
-            current = open_on.get(delta.index)
-            if current is None or (delta.call_id and current[1] and delta.call_id != current[1]):
-                calls.append([])
-                current = (len(calls) - 1, delta.call_id or None)
-            open_on[delta.index] = (current[0], current[1] or delta.call_id or None)
-            calls[current[0]].append((position, number))
-    return calls
 
 
 def _add_terminal_chunk(chunks: Chunks) -> Chunks | None:
@@ -130,7 +115,7 @@ def _whole_arguments(chunks: Chunks) -> Chunks | None:
     comes with or after the stream's end (moving it earlier would change what the stream says)."""
     ended = next((position for position, chunk in enumerate(chunks) if _ends(chunk)), len(chunks))
     texts: dict[tuple[int, int], str | None] = {}
-    for call in _calls_of(chunks):
+    for call in call_positions(chunks):
         carrying = [at for at in call if chunks[at[0]].tool_calls[at[1]].arguments_delta]  # type: ignore[index]
         if len(carrying) < 2:
             continue

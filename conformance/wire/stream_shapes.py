@@ -21,7 +21,7 @@ from conformance.wire.bodies import Body, WireFormatError
 from conformance.wire.shapes import realism_of
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
-__all__ = ["RESERVED_KEYS", "chat_body_shapes", "chunk_shapes", "recording_realism", "stream_realism"]
+__all__ = ["RESERVED_KEYS", "call_positions", "chat_body_shapes", "chunk_shapes", "recording_realism", "stream_realism"]
 
 # Argument keys that collide with names frameworks reserve for themselves (pydantic settings,
 # **kwargs, bound methods, discriminators, ids).
@@ -48,6 +48,18 @@ def _calls(chunks: Sequence[ChunkResponse]) -> list[_Call]:
             call.call_id = call.call_id or (delta.call_id or None)
             call.deltas.append((position, delta))
     return calls
+
+
+def call_positions(chunks: Sequence[ChunkResponse]) -> list[list[tuple[int, int]]]:
+    """Each call of the stream, read as the checks read calls (an index, until a different non-empty
+    id arrives on it), as the (chunk, delta) positions of its deltas."""
+    return [
+        [
+            (position, next(n for n, d in enumerate(chunks[position].tool_calls or ()) if d is delta))
+            for position, delta in call.deltas
+        ]
+        for call in _calls(chunks)
+    ]
 
 
 def _id_shapes(deltas: Sequence[ToolCallDelta]) -> set[str]:
