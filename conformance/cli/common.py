@@ -23,6 +23,7 @@ __all__ = [
     "import_attribute",
     "load_factory",
     "load_formatter",
+    "refuse_blank_targets",
 ]
 
 EXIT_CONFORMANT = 0
@@ -33,6 +34,19 @@ EXIT_INTERRUPTED = 130  # the shell's code for a run ended by Ctrl-C
 
 class UsageError(Exception):
     """A command-line problem the user can fix; printed without a traceback, exit code 2."""
+
+
+def refuse_blank_targets(args: Any, fields: tuple[str, ...]) -> None:
+    """A target option given an empty or blank value is a usage error, never "no target".
+
+    Without this, ``run --handler "$HANDLER"`` with the variable unset would check the bundled
+    reference and pass: a CI gate that can never fail.
+    """
+    for field in fields:
+        value = getattr(args, field, None)
+        if value is not None and not value.strip():
+            option = "--" + field.replace("_", "-")
+            raise UsageError(f"{option} is empty ({value!r}); name the target to check (an unset variable?)")
 
 
 def import_attribute(spec: str, option: str, example: str, shape: str) -> Any:

@@ -31,6 +31,7 @@ from conformance.cli.common import (
     UsageError,
     load_factory,
     load_formatter,
+    refuse_blank_targets,
 )
 from conformance.cli.targets import HandlerTarget, add_capability_options, load_stack, resolve_target
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
@@ -47,6 +48,7 @@ from conformance.verdict import (
     parse_harm,
     use_example_database,
 )
+from conformance.verdict.deadline import DeadlineExceeded, within
 from conformance.wire import WIRE_APIS, bundled_cassette_dir
 from reference_impl.tools import TOOL_TARGETS as FOLLOWUP_TARGETS  # light; the same tuple as followup's
 
@@ -206,14 +208,14 @@ def _count(text: str) -> int:
 
 
 def _writable_file(path: Path | None, option: str) -> None:
+    """Refuse, before the run, a report path that cannot be written; a missing folder is created at
+    write time (as ``pytest --junitxml`` does), so only its nearest existing ancestor is checked."""
     if path is None:
         return
     if path.is_dir():
         raise UsageError(f"{option} {path}: is a directory; give a file path")
-    parent = path.parent if str(path.parent) else Path()
-    if not parent.is_dir():
-        raise UsageError(f"{option} {path}: the folder {parent} does not exist")
-    if not os.access(parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    _creatable(path.parent if str(path.parent) else Path(), option, path)
+    if path.exists() and not os.access(path, os.W_OK):
         raise UsageError(f"{option} {path}: not writable")
 
 
@@ -222,12 +224,23 @@ def _writable_dir(path: Path | None, option: str) -> None:
         return
     if path.exists() and not path.is_dir():
         raise UsageError(f"{option} {path}: exists and is not a directory")
-    existing = next((p for p in (path, *path.parents) if p.exists()), Path())
+    _creatable(path, option, path)
+
+
+def _creatable(folder: Path, option: str, path: Path) -> None:
+    """``folder`` exists as a writable directory, or can be created: its nearest existing ancestor is one."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path())
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path}: {existing} is a file, not a folder")
     if not os.access(existing, os.W_OK):
         raise UsageError(f"{option} {path}: {existing} is not writable")
 
 
+_TARGET_FIELDS = ("handler", "accumulator", "converter", "stack", "bridge", "formatter")
+
+
 def _validate(args: argparse.Namespace) -> None:
+    refuse_blank_targets(args, _TARGET_FIELDS)
     if args.format and not (args.converter or args.stack or args.bridge):
         raise UsageError("--format goes with --converter, --stack or a byte-level --bridge")
     if args.generated is not None and not (args.stack or args.bridge):
@@ -257,7 +270,7 @@ def _existing_dirs(args: argparse.Namespace) -> None:
 
 def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: bool = False) -> None:
     """Options about handler runs that would be silently ignored with ``option``."""
-    from conformance.handler import CAPABILITY_OPTIONS, DEFAULT_DEADLINE_SECONDS
+    from conformance.handler import CAPABILITY_OPTIONS
 
     given = [o.flag for o in CAPABILITY_OPTIONS if getattr(args, o.field)]
     given += [
@@ -268,7 +281,6 @@ def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: boo
             ("--text-format", args.text_format),
             ("--text-lag", args.text_lag is not None),
             ("--adapter", args.adapter),
-            ("--deadline", args.deadline != DEFAULT_DEADLINE_SECONDS and not stack),
             ("--cassette-dir", option == "--formatter" and args.cassette_dir),
             ("--realistic", stack and args.realistic),
         )
@@ -338,6 +350,16 @@ def _clear_progress() -> None:
         sys.stderr.write("\r\033[K")
 
 
+@contextmanager
+def _building(args: argparse.Namespace, option: str, spec: str) -> Iterator[None]:
+    """Building the target (its class or factory) is its code too: it gets the run's deadline."""
+    try:
+        with within(args.deadline or None, lambda: f"building {option} {spec}"):
+            yield
+    except DeadlineExceeded as error:
+        raise UsageError(f"{option} {spec!r}: building it {error}; a target that blocks cannot be checked") from None
+
+
 def _run_handler(args: argparse.Namespace, target: HandlerTarget) -> Report:
     try:
         saved = load_scenarios(args.scenario_dir)
@@ -382,19 +404,23 @@ def _run_converter(args: argparse.Namespace) -> Report:
         target=args.converter,
         apis=list(args.format),
         on_progress=progress_display(args.converter, args.progress),
+        deadline=args.deadline or None,
     )
 
 
 def _run_formatter(args: argparse.Namespace) -> Report:
     from conformance.roundtrip import run_roundtrip_conformance
 
+    with _building(args, "--formatter", args.formatter):
+        formatter = load_formatter(args.formatter)
     return run_roundtrip_conformance(
-        load_formatter(args.formatter),
+        formatter,
         targets=args.followup_targets,
         profile=args.profile,
         seed=args.seed,
         target_label=args.formatter,
         on_progress=progress_display(args.formatter, args.progress),
+        deadline=args.deadline or None,
     )
 
 
@@ -445,7 +471,8 @@ def _run_stack(args: argparse.Namespace) -> Report:
     """A whole provider stack in this process, on the bundled recordings and ``--cassette-dir``."""
     from conformance.stack import StackCapabilities, StackFactoryError, close_stack, run_stack_conformance
 
-    target = load_stack(args.stack)
+    with _building(args, "--stack", args.stack):
+        target = load_stack(args.stack)
     try:
         capabilities = (target.capabilities or StackCapabilities()).restricted_to(args.format)
     except ValueError as error:
@@ -543,20 +570,35 @@ def _conclude(args: argparse.Namespace, reports: list[Report], title: str, inter
     report = merge_reports(reports, title)
     report.fail_on = parse_harm(args.fail_on) if args.fail_on else None
     print(render_terminal(report))
-    if args.save_failures:
-        _save_failures(report, args.save_failures, specs)
-    if args.report_json:
-        write_json(report, args.report_json)
-    if args.junit_xml:
-        write_junit(report, args.junit_xml)
+    unwritten = _write_outputs(args, report, specs)
     if interrupted or report.stopped.startswith("interrupted"):
         return EXIT_INTERRUPTED
-    cleanup = [r.cleanup_error for r in reports if r.cleanup_error]
+    cleanup = [r.cleanup_error for r in reports if r.cleanup_error] + unwritten
     for error in cleanup:
         print(f"toolcall-conformance: error: {error} (after the run: the report above is complete)", file=sys.stderr)
     if cleanup:
         return EXIT_USAGE
     return EXIT_CONFORMANT if report.passes else EXIT_VIOLATIONS
+
+
+def _write_outputs(args: argparse.Namespace, report: Report, specs: dict[str, dict[str, Any]]) -> list[str]:
+    """Write the requested files; what could not be written (a full device, a folder removed during the
+    run) is returned as an error each, so the exit code says it (2) after the verdict was printed."""
+    errors = []
+    writers: list[tuple[str, Path | None, Callable[[Path], object]]] = [
+        ("--save-failures", args.save_failures, lambda path: _save_failures(report, path, specs)),
+        ("--report-json", args.report_json, lambda path: write_json(report, path)),
+        ("--junit-xml", args.junit_xml, lambda path: write_junit(report, path)),
+    ]
+    for option, path, write in writers:
+        if path is None:
+            continue
+        try:
+            (path if option == "--save-failures" else path.parent).mkdir(parents=True, exist_ok=True)
+            write(path)
+        except OSError as error:
+            errors.append(f"{option} {path}: could not be written: {error.strerror or error}")
+    return errors
 
 
 def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:
@@ -586,7 +628,7 @@ def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, A
     for path in saved:
         print(f"saved counterexample: {path}")
     if saved:
-        print(f"re-run them against the same target: toolcall-conformance rerun {directory}")
+        print(f"re-run them against the same target: toolcall-conformance rerun {directory} --use-saved-target")
     for target, results in stacks.items():
         _saved_recordings(save_failures(results, directory, specs.get(target) or {}), directory, specs.get(target))
 
