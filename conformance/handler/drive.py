@@ -13,9 +13,11 @@ finding in the transcript (``crash``, ``hung``, ``unreadable``), never propagate
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Protocol
 
 from conformance.handler.capabilities import Capabilities
@@ -29,8 +31,9 @@ from conformance.handler.observe import (
     is_tool_segment_type,
 )
 from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, TargetHung, deadline
+from conformance.verdict.deadline import deadline as _time_limit  # where a parameter is named ``deadline``
 from conformance.wire.final import FinalResultError, read_final_result
-from reference_impl.types import ChunkResponse
+from reference_impl.types import ChunkResponse, ToolCallDelta
 
 __all__ = [
     "DEFAULT_DEADLINE_SECONDS",
@@ -49,6 +52,49 @@ __all__ = [
 # and reported as hung. The reference takes well under a millisecond per scenario.
 
 _LATE_CHUNK = ChunkResponse(content="late")
+
+
+def _described(chunks: Sequence[ChunkResponse], limit: int = 800) -> str:
+    """The input a run hung on, in the suite's chunk notation (cut to ``limit`` characters)."""
+    from conformance.handler.fragment import describe_chunks
+
+    text = describe_chunks(list(chunks))
+    return "the chunks " + (text if len(text) <= limit else text[:limit] + " ...")
+
+
+def fresh_chunk(chunk: ChunkResponse) -> ChunkResponse:
+    """A copy of ``chunk`` the target may change at will.
+
+    The suite's chunks are reused across runs and are what each run is judged against: a target that
+    cleared ``chunk.tool_calls`` after dropping every call, or consumed the list with ``.pop()``,
+    would otherwise rewrite the expectation (a false pass) or the next run's input (a false alarm).
+    Built field by field, not with ``deepcopy``: this runs for every chunk of every run.
+    """
+    if type(chunk) is not ChunkResponse:  # a subclass may carry fields this copy does not know
+        return copy.deepcopy(chunk)
+    return ChunkResponse(
+        content=chunk.content,
+        reasoning=chunk.reasoning,
+        is_complete=chunk.is_complete,
+        usage=chunk.usage,  # frozen
+        image_urls=list(chunk.image_urls),
+        audio_urls=list(chunk.audio_urls),
+        video_urls=list(chunk.video_urls),
+        tool_calls=None
+        if chunk.tool_calls is None
+        else [
+            ToolCallDelta(
+                delta.index,
+                delta.call_id,
+                delta.name,
+                delta.arguments_delta,
+                provider_metadata=None if delta.provider_metadata is None else copy.deepcopy(delta.provider_metadata),
+            )
+            for delta in chunk.tool_calls
+        ],
+        finish_reason=chunk.finish_reason,
+        error=chunk.error,  # frozen
+    )
 
 
 class TargetError(Exception):
@@ -238,7 +284,7 @@ class HandlerTarget:
     def run(self, chunks: Sequence[ChunkResponse], *, probe: bool) -> Transcript:
         """Run a fresh handler over ``chunks``; with ``probe``, also the lifecycle and callback probes."""
         transcript = Transcript(chunks=list(chunks), callbacks_supported=self.callbacks_supported)
-        with deadline(self.deadline):
+        with deadline(self.deadline, partial(_described, transcript.chunks)):
             try:
                 handler = self._stream(transcript)
                 if handler is not None and probe and transcript.completed:
@@ -256,7 +302,7 @@ class HandlerTarget:
             for position, chunk in enumerate(transcript.chunks):
                 transcript.crashed_at = position
                 transcript.returned.append(
-                    returned_reader.read(handler.feed(self.adapter.to_handler_chunk(chunk)), "feed()")
+                    returned_reader.read(handler.feed(self.adapter.to_handler_chunk(fresh_chunk(chunk))), "feed()")
                 )
                 transcript.fed = position + 1
                 if chunk.is_complete:
@@ -295,7 +341,7 @@ class HandlerTarget:
                 transcript.crash = error
                 return
             try:
-                handler.feed(self.adapter.to_handler_chunk(_LATE_CHUNK))
+                handler.feed(self.adapter.to_handler_chunk(fresh_chunk(_LATE_CHUNK)))
             except Exception as error:  # noqa: BLE001 - any exception refusing a late feed() is recorded and judged
                 transcript.feed_after_finalize_error = error
             transcript.copy_leaks = _probe_copies(handler)
@@ -308,7 +354,7 @@ class HandlerTarget:
         self, handler: Any, chunks: Sequence[ChunkResponse]
     ) -> tuple[list[ObservedEvent], list[ObservedInvocation]]:
         for chunk in chunks:
-            handler.feed(self.adapter.to_handler_chunk(chunk))
+            handler.feed(self.adapter.to_handler_chunk(fresh_chunk(chunk)))
             if chunk.is_complete:
                 break
         handler.finalize()
@@ -532,12 +578,12 @@ class AccumulatorTarget:
         """Add every chunk (up to the one marked complete) to a fresh accumulator and read its result."""
         del probe  # an accumulator has no lifecycle or callbacks to probe
         transcript = Transcript(chunks=list(chunks), kind="accumulator", callbacks_supported=False)
-        with deadline(self.deadline):
+        with deadline(self.deadline, partial(_described, transcript.chunks)):
             try:
                 accumulator = self.factory()
                 for position, chunk in enumerate(transcript.chunks):
                     transcript.crashed_at = position
-                    accumulator.add(chunk)
+                    accumulator.add(fresh_chunk(chunk))
                     transcript.fed = position + 1
                     if chunk.is_complete:
                         break
@@ -596,7 +642,15 @@ def make_target(
         if adapter is not None:
             raise TargetError("an adapter reads events; a final-result accumulator has none")
         target = AccumulatorTarget(factory, capabilities, label=label, deadline=deadline)
-    target.check_factory()
+    # The factory is the user's code too: one that never returns is stopped here, not waited on.
+    try:
+        with _time_limit(deadline):
+            target.check_factory()
+    except TargetHung:
+        raise TargetError(
+            f"{label or 'the factory'} did not return within the deadline ({deadline:g} s) when called once to "
+            "check it; a factory that blocks (a network call, a lock) cannot be checked"
+        ) from None
     return target
 
 
