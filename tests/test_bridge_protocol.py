@@ -242,8 +242,8 @@ def test_failures_saved_from_a_bridge_run_rerun_against_the_same_command(
     assert main(argv) == 1
     assert list(saved.glob("*.json"))
     capsys.readouterr()
-    # The files name the bridge command: rerun starts it again and replays exactly the saved chunks.
-    assert main(["rerun", str(saved)]) == 1
+    # The files name the bridge command: asked to, rerun starts it again and replays exactly the saved chunks.
+    assert main(["rerun", str(saved), "--use-saved-target"]) == 1
     out = capsys.readouterr().out
     assert "saved scenario(s) against --bridge" in out and "IgnoreIdChange" in out
     assert "FAIL  segment_per_call" in out

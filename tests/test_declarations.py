@@ -194,7 +194,7 @@ def test_seed001_over_the_bridge_is_judged_with_the_doubles_its_hello_declares(
 
     target = {"kind": "bridge", "command": f"{NODE} {BRIDGE_DIR / 'seed001_handler.mjs'}"}
     save_scenario(tmp_path, BIG_NUMBERS, BIG_NUMBERS.chunks, check="invocations_match_stream", target=target)
-    main(["rerun", str(tmp_path)])
+    main(["rerun", str(tmp_path), "--use-saved-target"])
     out = capsys.readouterr().out
     # Seed 001 keeps its own defects (reset keeps invocations, callbacks unguarded: docs/bridge.md);
     # what JSON.parse made of 9007199254740993 and 0.0 is no longer one of them.

@@ -35,10 +35,13 @@ def test_saved_failures_rerun_against_broken_and_fixed_handlers(
     files = sorted(saved.glob("*.json"))
     assert any(f.name.startswith("invalid_arguments_flagged__") for f in files), files
     printed = capsys.readouterr().out
-    # The printed re-run command is complete: it names the saved folder and nothing else ...
-    assert f"toolcall-conformance rerun {saved}" in printed
-    # ... and re-runs the same target (the files record it), which still fails on exactly the saved chunks ...
-    assert main(["rerun", str(saved)]) == 1
+    # The printed re-run command is complete: it names the saved folder and asks for the saved target ...
+    assert f"toolcall-conformance rerun {saved} --use-saved-target" in printed
+    # ... which rerun never imports unasked (the files are data: they may come from someone else) ...
+    assert main(["rerun", str(saved)]) == 2
+    assert f"these files were saved from --handler '{SEED_HANDLER}'" in capsys.readouterr().err
+    # ... and, asked, re-runs the same target, which still fails on exactly the saved chunks ...
+    assert main(["rerun", str(saved), "--use-saved-target"]) == 1
     out = capsys.readouterr().out
     assert "invalid_arguments_flagged" in out and f"--handler {SEED_HANDLER} --no-reasoning" in out
     # ... while a correct handler passes them: they are now regression scenarios.
