@@ -8,6 +8,7 @@ chosen target is refused (exit 2) rather than silently ignored.
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -54,11 +55,12 @@ def add_capability_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--deadline",
-        type=float,
+        type=deadline_seconds,
         metavar="SECONDS",
         default=DEFAULT_DEADLINE_SECONDS,
         help=(
-            f"stop a handler (or a --stack) that takes longer than this on one scenario (default "
+            f"stop the target (handler or accumulator and its factory, converter, formatter, stack, bridge) when "
+            f"it takes longer than this on one input (default "
             f"{DEFAULT_DEADLINE_SECONDS:g}; 0: none)"
         ),
     )
@@ -180,6 +182,28 @@ def load_adapter(spec: str | None) -> HandlerAdapter | None:
     return result
 
 
+# The longest deadline accepted: a day. Beyond it the timer cannot be set on every platform
+# (``inf`` overflowed it), and a run that long is not a deadline.
+MAX_DEADLINE_SECONDS = 86_400.0
+
+
+def deadline_seconds(text: str) -> float:
+    """``--deadline``: 0 (no deadline) or a finite number of seconds up to a day.
+
+    ``nan`` compared false with everything and so switched the deadline off; ``inf`` overflowed the
+    timer: both are refused (argparse reports it with the option's name, exit 2).
+    """
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if math.isnan(value) or value < 0 or value > MAX_DEADLINE_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"must be 0 (no deadline) or a number of seconds up to {MAX_DEADLINE_SECONDS:g}, got {text!r}"
+        )
+    return value
+
+
 def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> HandlerTarget:
     """The handler (or accumulator) target the options describe; the reference handler when ``spec`` is None."""
     accumulator = kind == "accumulator"
@@ -187,8 +211,6 @@ def resolve_target(spec: str | None, kind: str, args: argparse.Namespace) -> Han
     _refuse_idle_flags(args, capabilities, accumulator=accumulator)
     if args.adapter and accumulator:
         raise UsageError("--adapter reads events; a final-result accumulator has none")
-    if args.deadline is not None and args.deadline < 0:
-        raise UsageError(f"--deadline must be 0 (none) or a number of seconds, got {args.deadline}")
     if spec is None:
         factory: Any = reference_impl.ApiToolCallStreamingResponseHandler
         spec = REFERENCE_HANDLER

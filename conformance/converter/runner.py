@@ -10,6 +10,7 @@ from typing import Any
 from conformance.converter.checks import CONVERTER_CHECKS, ConverterContext, NotApplicable
 from conformance.converter.factory import Converter, as_converter_factory
 from conformance.verdict import CheckResult, Profile, ProgressStep, Report, describe_factory, resolve_profile
+from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, within
 from conformance.wire import (
     Body,
     Case,
@@ -44,7 +45,7 @@ def _end(converter: Any, error: BaseException | None) -> list[Any]:
 
 
 def _interleaved(
-    factory: Callable[..., Any], body: Body, partner: Body
+    factory: Callable[..., Any], body: Body, partner: Body, deadline: float | None
 ) -> tuple[list[ChunkResponse], list[ChunkResponse]] | None:
     """This recording's chunks from a converter alone, and from one fed alternately with another
     converter of the same factory working on ``partner`` (``converter_instances_independent``).
@@ -55,20 +56,33 @@ def _interleaved(
     events, error = _events(body)
     other_events, other_error = _events(partner)
     try:
-        alone = factory(body.api, **body.converter_options)
-        mine = factory(body.api, **body.converter_options)
-        other = factory(partner.api, **partner.converter_options)
-        by_itself = [c for event in events for c in alone.convert(event)] + _end(alone, error)
-        side_by_side: list[Any] = []
-        for position in range(max(len(events), len(other_events))):
-            if position < len(other_events):
-                other.convert(other_events[position])
-            if position < len(events):
-                side_by_side += mine.convert(events[position])
-        _end(other, other_error)
-        side_by_side += _end(mine, error)
+        with within(deadline, lambda: f"{body.source} (two converters fed alternately)"):
+            return _side_by_side(factory, body, partner, (events, error), (other_events, other_error))
     except Exception:  # noqa: BLE001 - a converter that raises here is converter_outcome_matches's finding
         return None
+
+
+def _side_by_side(
+    factory: Callable[..., Any],
+    body: Body,
+    partner: Body,
+    read: tuple[list[Any], BaseException | None],
+    partner_read: tuple[list[Any], BaseException | None],
+) -> tuple[list[ChunkResponse], list[ChunkResponse]]:
+    """Feed one converter alone, and one alternately with a converter of ``partner`` (see ``_interleaved``)."""
+    (events, error), (other_events, other_error) = read, partner_read
+    alone = factory(body.api, **body.converter_options)
+    mine = factory(body.api, **body.converter_options)
+    other = factory(partner.api, **partner.converter_options)
+    by_itself = [c for event in events for c in alone.convert(event)] + _end(alone, error)
+    side_by_side: list[Any] = []
+    for position in range(max(len(events), len(other_events))):
+        if position < len(other_events):
+            other.convert(other_events[position])
+        if position < len(events):
+            side_by_side += mine.convert(events[position])
+    _end(other, other_error)
+    side_by_side += _end(mine, error)
     return [as_chunk_response(c) for c in by_itself], [as_chunk_response(c) for c in side_by_side]
 
 
@@ -101,11 +115,12 @@ def _judge(case: Case, context: ConverterContext, results: dict[str, CheckResult
 
 
 def _replay_case(
-    case: Case, body: Body, converter_factory: Callable[..., Any]
+    case: Case, body: Body, converter_factory: Callable[..., Any], deadline: float | None
 ) -> tuple[ReplayResult, BaseException | None, Recording | None]:
     crash: BaseException | None = None
     try:
-        result = replay_body(body, converter_factory=converter_factory)
+        with within(deadline, lambda: f"the recording {case.body_path}"):
+            result = replay_body(body, converter_factory=converter_factory)
     except WireFormatError:
         raise  # the body itself, not the converter
     except Exception as error:  # noqa: BLE001 - a converter bug is a finding, not a suite error
@@ -149,6 +164,7 @@ def run_converter_conformance(
     target: str = "",
     apis: Sequence[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
 ) -> Report:
     """Run the converter checks over every recording with an expectation under ``cassette_dirs``.
 
@@ -158,7 +174,9 @@ def run_converter_conformance(
     in every check's ``not_applicable`` (never counted as a pass); a recording whose replay raised is
     counted as not judged by every other check (the crash is ``converter_outcome_matches``'s
     finding); when no recording at all was checked, every check is skipped, saying so.
-    ``on_progress`` is called with each recording's name as it starts (a ``ProgressStep``).
+    ``on_progress`` is called with each recording's name as it starts (a ``ProgressStep``). A
+    replay that takes longer than ``deadline`` seconds is stopped and judged as a converter that
+    raised (None or 0: no deadline).
     """
     chosen = resolve_profile(profile)
     report = Report(target=target or describe_factory(converter_factory), profile=chosen.name, seed=seed)
@@ -176,13 +194,15 @@ def run_converter_conformance(
             body = load_body(case.body_path)
             if apis is not None and body.api not in apis:
                 continue
-            result, crash, recording = _replay_case(case, body, converter_factory)
+            result, crash, recording = _replay_case(case, body, converter_factory, deadline)
         except WireFormatError as error:
             unreadable.append(f"{case.name}: the recording cannot be read: {error}")
             continue
         report.scenarios += 1
         report.examples += 1
-        interleaved = _interleaved(converter_factory, body, partners.get(body.api, body)) if crash is None else None
+        interleaved = (
+            _interleaved(converter_factory, body, partners.get(body.api, body), deadline) if crash is None else None
+        )
         partners[body.api] = body
         _judge(case, ConverterContext(case, body, case.expected(), result, crash, recording, interleaved), results)
     where = (f"for {', '.join(apis)} " if apis else "") + f"under {', '.join(str(d) for d in directories)}"

@@ -20,6 +20,7 @@ from conformance.roundtrip.scenarios import (
 )
 from conformance.roundtrip.wire_readers import HISTORY_KEY, wire_view
 from conformance.verdict import Check, CheckResult, NotApplicable, Profile, ProgressStep, Report, resolve_profile
+from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, within
 from reference_impl.followup import (
     FOLLOWUP_TARGETS,
     ReasoningItem,
@@ -49,12 +50,18 @@ def roundtrip_check_by_id(check_id: str) -> Check[Any]:
     raise KeyError(f"unknown round-trip check {check_id!r}; known: {', '.join(c.id for c in ROUNDTRIP_CHECKS)}")
 
 
-def evaluate_scenario(formatter: FormatterAdapter, scenario: RoundTripScenario) -> RoundTripContext:
-    """Run the formatter on one scenario and send the result through the target's SDK."""
+def evaluate_scenario(
+    formatter: FormatterAdapter, scenario: RoundTripScenario, *, deadline: float | None = DEFAULT_DEADLINE_SECONDS
+) -> RoundTripContext:
+    """Run the formatter on one scenario and send the result through the target's SDK.
+
+    A formatter that does not return within ``deadline`` seconds is judged as one that raised.
+    """
     target = scenario.target
     prefix = [user_message(target, "What's up? (round-trip conformance)")]
     try:
-        messages = formatter.format_followup(target, scenario.turn, scenario.results)
+        with within(deadline, lambda: f"scenario {target}/{scenario.name}"):
+            messages = formatter.format_followup(target, scenario.turn, scenario.results)
     except Exception as error:  # noqa: BLE001 - the formatter under test may raise anything: a finding
         return RoundTripContext(scenario, None, f"{type(error).__name__}: {error}", None, None, None)
     params = tool_params(target, scenario.tools)
@@ -67,18 +74,25 @@ def evaluate_scenario(formatter: FormatterAdapter, scenario: RoundTripScenario) 
     return RoundTripContext(scenario, messages, None, captured, type_errors, view)
 
 
-def evaluate_tools(formatter: FormatterAdapter, target: str) -> ToolsContext:
-    """Run ``format_tools`` for the schema toolset and every tool_choice case, through the SDK."""
+def evaluate_tools(
+    formatter: FormatterAdapter, target: str, *, deadline: float | None = DEFAULT_DEADLINE_SECONDS
+) -> ToolsContext:
+    """Run ``format_tools`` for the schema toolset and every tool_choice case, through the SDK.
+
+    A ``format_tools`` that does not return within ``deadline`` seconds is judged as one that raised.
+    """
     ctx = ToolsContext(target, formatter)
     prefix = [user_message(target, "Which tools do you have?")]
     try:
-        ctx.schema_params = formatter.format_tools(target, TOOLSET_FOR_SCHEMAS, "auto")
+        with within(deadline, lambda: f"format_tools for {target}"):
+            ctx.schema_params = formatter.format_tools(target, TOOLSET_FOR_SCHEMAS, "auto")
         ctx.schema_request = capture_request(target, prefix, ctx.schema_params)
     except Exception as error:  # noqa: BLE001 - the formatter or the SDK may raise anything: a finding
         ctx.schema_error = f"{type(error).__name__}: {error}"
     for label, choice in CHOICES.items():
         try:
-            params = formatter.format_tools(target, SCENARIO_TOOLS, choice)
+            with within(deadline, lambda: f"format_tools for {target} with tool_choice {label}"):  # noqa: B023
+                params = formatter.format_tools(target, SCENARIO_TOOLS, choice)
         except Exception as error:  # noqa: BLE001 - any raise is judged; ValueError or NotImplementedError is clear
             ctx.choices[label] = (None, f"{type(error).__name__}: {error}", None)
             if isinstance(error, (ValueError, NotImplementedError)):
@@ -133,11 +147,14 @@ def run_roundtrip_conformance(
     checks: Sequence[Check[Any]] | None = None,
     target_label: str = "",
     on_progress: Callable[[str], None] | None = None,
+    deadline: float | None = DEFAULT_DEADLINE_SECONDS,
 ) -> Report:
     """Check a round-trip formatter on every scenario and target; the same ``Report`` as the handler checks.
 
     ``targets`` defaults to the formatter's ``targets`` (or all). Besides the built-in scenarios,
     ``profile`` adds generated ones per target (dev 2, ci 6, deep 40), reproducible with ``seed``.
+    A formatter call that takes longer than ``deadline`` seconds is stopped and judged as a raise
+    (None or 0: no deadline).
     """
     adapter = as_formatter(formatter, target_label)
     chosen = resolve_profile(profile)
@@ -158,9 +175,11 @@ def run_roundtrip_conformance(
         scenario_list = [s for s in scenarios if s.target in wanted]
     followup_checks = [c for c in check_list if not c.requires]
     tool_checks = [c for c in check_list if c.requires and results[c.id].status != "skipped"]
-    _run_followup_checks(adapter, scenario_list, followup_checks, results, report, on_progress=on_progress)
+    _run_followup_checks(
+        adapter, scenario_list, followup_checks, results, report, on_progress=on_progress, deadline=deadline
+    )
     if tool_checks:
-        _run_tool_checks(adapter, wanted, tool_checks, results, report)
+        _run_tool_checks(adapter, wanted, tool_checks, results, report, deadline=deadline)
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
             result.skip("applied to no scenario of these targets (or the formatter raised on all of them)")
@@ -191,12 +210,13 @@ def _run_followup_checks(
     report: Report,
     *,
     on_progress: Callable[[str], None] | None,
+    deadline: float | None,
 ) -> None:
     """Every scenario through the formatter and the SDK, judged by each follow-up check."""
     for done, scenario in enumerate(scenario_list):
         if on_progress:
             on_progress(ProgressStep(f"{scenario.target}/{scenario.name}", done, len(scenario_list)))
-        ctx = evaluate_scenario(adapter, scenario)
+        ctx = evaluate_scenario(adapter, scenario, deadline=deadline)
         report.scenarios += 1
         report.examples += 1
         for check in followup_checks:
@@ -218,10 +238,12 @@ def _run_tool_checks(
     tool_checks: Sequence[Check[Any]],
     results: dict[str, CheckResult],
     report: Report,
+    *,
+    deadline: float | None,
 ) -> None:
     """``format_tools`` once per target (the schema toolset and every tool_choice), judged by each tool check."""
     for target in wanted:
-        tools_ctx = evaluate_tools(adapter, target)
+        tools_ctx = evaluate_tools(adapter, target, deadline=deadline)
         report.examples += 1 + len(CHOICES)
         for check in tool_checks:
             result = results[check.id]

@@ -249,7 +249,7 @@ class _Within:
 
     def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
         try:
-            with deadline(self.seconds):
+            with deadline(self.seconds, lambda: self.current or f"an {api} body"):
                 return self.stack(api, pieces, options)
         except TargetHung:
             size = sum(len(piece) for piece in pieces)
