@@ -64,9 +64,12 @@ class BridgeProcess:
         hello_timeout: float = DEFAULT_HELLO_TIMEOUT,
         max_restarts: int = 3,
     ) -> None:
-        self.argv = shlex.split(command) if isinstance(command, str) else list(command)
-        if not self.argv:
-            raise BridgeBroken("the bridge command is empty")
+        try:
+            self.argv = shlex.split(command) if isinstance(command, str) else list(command)
+        except ValueError as error:  # an unbalanced quote: shlex says "No closing quotation"
+            raise BridgeBroken(f"the bridge command {command!r} cannot be split into words: {error}") from None
+        if not self.argv or not all(word.strip() for word in self.argv[:1]):
+            raise BridgeBroken(f"the bridge command is empty ({command!r}); give the program to start")
         self.cwd = cwd
         self.env = dict(env) if env is not None else None
         self.timeout = timeout

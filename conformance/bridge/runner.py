@@ -74,7 +74,10 @@ def run_bridge(
     (exit code 2) when the target cannot be run: it does not start, breaks the protocol, gives no
     answer in time or keeps exiting; the message quotes the line that was wrong.
     """
-    process = BridgeProcess(command, cwd=cwd, env=env, timeout=timeout)
+    try:
+        process = BridgeProcess(command, cwd=cwd, env=env, timeout=timeout)
+    except BridgeBroken as broken:  # an empty command, an unbalanced quote
+        raise broken.to_target_error() from None
     try:
         hello = process.start()
         label = f"bridge: {hello.describe()} [{process.command}]"

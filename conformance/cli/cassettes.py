@@ -29,10 +29,10 @@ def add_parser(commands: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.corpus.hygiene import NothingToCheckError, cassette_files, check_cassettes
+    from conformance.corpus.hygiene import NothingToCheckError, cassette_files, check_cassettes, is_recording
 
     try:
-        cassette_files(args.paths)
+        files = cassette_files(args.paths)
     except NothingToCheckError as error:
         raise UsageError(str(error)) from None
     findings = check_cassettes(args.paths)
@@ -41,5 +41,9 @@ def run(args: argparse.Namespace) -> int:
     if findings:
         print(f"{len(findings)} problem(s) found", file=sys.stderr)
         return EXIT_VIOLATIONS
-    print(f"cassettes check: {', '.join(str(p) for p in args.paths)}: clean")
+    recordings = sum(1 for path in files if is_recording(path))
+    print(
+        f"cassettes check: {', '.join(str(p) for p in args.paths)}: clean "
+        f"({recordings} recording(s), {len(files) - recordings} other file(s) scanned for secrets)"
+    )
     return EXIT_CONFORMANT

@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             json.dump(result.outcome.to_json(), sys.stdout, ensure_ascii=False, indent=2)
             print()
         else:
-            _print_result(body.api, body.source, result)
+            _print_result(body.api, body.source, result, via_sdk=args.via_sdk)
         sys.stdout.flush()
     except BrokenPipeError:
         # The reader went away (``replay ... | head``): nothing more to say, and no traceback.
@@ -81,7 +81,7 @@ def _pieces(chunks: Iterator[bytes], size: int) -> Iterator[bytes]:
         yield pending
 
 
-def _print_result(api: str, source: str, result: Any) -> None:
+def _print_result(api: str, source: str, result: Any, *, via_sdk: bool = False) -> None:
     from conformance.handler.fragment import describe_chunks
     from conformance.handler.observe import observe_event
 
@@ -102,3 +102,11 @@ def _print_result(api: str, source: str, result: Any) -> None:
     if result.unknown_events:
         print(f"\nskipped unknown event types: {result.unknown_events}")
     print(f"finish_reason: {result.outcome.finish_reason!r}   error: {result.outcome.error!r}")
+    if via_sdk and result.outcome.error and "Error: " in result.outcome.error:
+        # The SDK's own reader raised (a line it refuses, a provider error): an application using
+        # it loses what followed, and so does this replay. Say so, rather than let it read as the end.
+        print(
+            "note: the SDK raised while reading this body; nothing after that point was read, as in an "
+            "application using the SDK. Without --via-sdk, the payloads are read one by one and a payload "
+            "of unknown shape is skipped (and counted above)."
+        )

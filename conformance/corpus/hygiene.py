@@ -26,6 +26,7 @@ import yaml
 from conformance.wire import WireFormatError, iter_sdk_events, load_body
 from conformance.wire.cases import BODY_SUFFIXES, SKIPPED_SUFFIXES, expectation_path, load_expectation
 from conformance.wire.eventstream import is_event_stream, iter_messages
+from conformance.wire.yaml_bounds import YamlBoundExceeded, load_yaml
 
 __all__ = [
     "SECRET_PATTERNS",
@@ -194,7 +195,9 @@ def _sensitive_headers(path: Path, text: str, document: Any) -> list[Finding]:
 def _check_cassette(path: Path, text: str) -> tuple[list[Finding], bool]:
     """Secrets, credential headers and the vcrpy schema of one cassette; whether its body can be checked."""
     try:
-        document = yaml.safe_load(text)
+        document = load_yaml(text)
+    except YamlBoundExceeded as error:
+        return [Finding(path, error.line, f"not checked: {error}")], False
     except yaml.YAMLError as error:
         return [Finding(path, 1, f"not a loadable vcrpy cassette: not valid YAML: {error}".splitlines()[0])], False
     findings = _secret_values(path, text, document) + _sensitive_headers(path, text, document)
@@ -219,7 +222,18 @@ def cassette_files(paths: Iterable[Path]) -> list[Path]:
         files += [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
     if not files:
         raise NothingToCheckError(f"{', '.join(str(p) for p in given)}: no file found; nothing was checked")
+    if not any(is_recording(path) for path in files):
+        # Only notes or READMEs: "clean" would say the cassettes were checked when none was found.
+        raise NothingToCheckError(
+            f"{', '.join(str(p) for p in given)}: {len(files)} file(s), none a cassette or a body "
+            f"({', '.join(BODY_SUFFIXES)}); nothing was checked"
+        )
     return files
+
+
+def is_recording(path: Path) -> bool:
+    """A cassette or a raw body (what ``cassettes check`` is for), not an expectation or a note."""
+    return path.name.endswith(BODY_SUFFIXES) and not path.name.endswith(SKIPPED_SUFFIXES)
 
 
 def check_cassettes(paths: Iterable[Path]) -> list[Finding]:

@@ -73,6 +73,21 @@ class Capabilities:
     args_lag: int | None = DEFAULT_ARGS_LAG
 
     def __post_init__(self) -> None:
+        for item in fields(self):
+            value = getattr(self, item.name)
+            # "no" is truthy: without this, Capabilities(reasoning="no") would declare reasoning support.
+            if item.type in ("bool", bool) and not isinstance(value, bool):
+                raise TypeError(
+                    f"Capabilities.{item.name} must be True or False, got {type(value).__name__}: {value!r}"
+                )
+            if item.type in ("int | None", "str | None", "str") and value is not None:
+                wanted = str if "str" in str(item.type) else int
+                if not isinstance(value, wanted) or isinstance(value, bool):
+                    raise TypeError(
+                        f"Capabilities.{item.name} must be {wanted.__name__}"
+                        + (" or None" if "None" in str(item.type) else "")
+                        + f", got {type(value).__name__}: {value!r}"
+                    )
         if self.text_format is not None and self.text_format not in TEXT_FORMATS:
             raise ValueError(f"unknown text format {self.text_format!r}; expected one of {', '.join(TEXT_FORMATS)}")
         if self.json_numbers not in JSON_NUMBERS:

@@ -650,6 +650,13 @@ def _start(
     realistic: bool = False,
 ) -> tuple[_Session, Profile, Capabilities]:
     """The target, the plan and an empty report: everything a search (or a part of one) starts from."""
+    if capabilities is not None and not isinstance(capabilities, Capabilities):
+        raise TypeError(
+            f"capabilities= must be a conformance.Capabilities (or None), got {type(capabilities).__name__}: "
+            f"{capabilities!r}; build one: Capabilities(reasoning=False, ...)"
+        )
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise TypeError(f"seed= must be an int, got {type(seed).__name__}: {seed!r}")
     capabilities = capabilities or Capabilities()
     chosen = resolve_profile(profile)
     label = target or describe_factory(factory)

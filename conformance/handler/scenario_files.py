@@ -77,6 +77,39 @@ def _chunk_from_json(data: dict[str, Any]) -> ChunkResponse:
     )
 
 
+def _field(data: Any, key: str, where: str, kinds: tuple[type, ...], default: Any) -> Any:
+    """``data[key]`` when it has one of ``kinds`` (a wrong type names the field: ``expected.text``)."""
+    if not isinstance(data, dict):
+        raise TypeError(f"{where} must be an object, got {type(data).__name__}")
+    value = data.get(key, default)
+    if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+        names = " or ".join("null" if kind is type(None) else kind.__name__ for kind in kinds)
+        raise TypeError(f"{where}.{key} must be {names}, got {type(value).__name__}: {value!r}")
+    return value
+
+
+def _expected_from_json(expected: Any) -> ExpectedOutcome:
+    """The saved expectation, each field's type checked: a wrong one would crash a check mid-run."""
+    optional_str = (str, type(None))
+    calls = []
+    for position, call in enumerate(_field(expected, "tool_calls", "expected", (list,), [])):
+        where = f"expected.tool_calls[{position}]"
+        calls.append(
+            ExpectedCall(
+                _field(call, "name", where, optional_str, None),
+                _field(call, "call_id", where, optional_str, None),
+                _field(call, "arguments", where, (dict, type(None)), None),
+                _field(call, "raw_arguments", where, (str,), ""),
+                _field(call, "conflict_group", where, (int, type(None)), None),
+            )
+        )
+    return ExpectedOutcome(
+        tuple(calls),
+        _field(expected, "text", "expected", (str,), ""),
+        _field(expected, "reasoning", "expected", (str,), ""),
+    )
+
+
 def scenario_to_json(
     scenario: Scenario,
     chunks: Sequence[ChunkResponse] | None = None,
@@ -119,14 +152,7 @@ def scenario_from_json(data: Any, *, source: str = "file") -> Scenario:
         raise ScenarioFileError(f"{source}: not a {FORMAT} document (missing or wrong 'format')")
     try:
         chunks = tuple(_chunk_from_json(chunk) for chunk in data["chunks"])
-        expected = data["expected"]
-        calls = tuple(
-            ExpectedCall(
-                c.get("name"), c.get("call_id"), c.get("arguments"), c.get("raw_arguments", ""), c.get("conflict_group")
-            )
-            for c in expected.get("tool_calls", [])
-        )
-        outcome = ExpectedOutcome(calls, expected.get("text", ""), expected.get("reasoning", ""))
+        outcome = _expected_from_json(data["expected"])
     except (KeyError, TypeError, ValueError) as error:
         raise ScenarioFileError(f"{source}: malformed scenario: {type(error).__name__}: {error}") from error
     return Scenario(str(data.get("name", "saved")), chunks, outcome, str(data.get("description", "")), source=source)

@@ -38,6 +38,7 @@ from conformance.wire import (
     to_sse,
 )
 from conformance.wire.cases import BODY_SUFFIXES, expectation_path
+from conformance.wire.yaml_bounds import YamlBoundExceeded, load_yaml
 
 __all__ = [
     "MissingExpectationError",
@@ -222,7 +223,9 @@ def _interaction_response(path: Path, interaction: Any) -> tuple[str, str, Recor
 
 def _cassette_recording(path: Path) -> Recording:
     try:
-        document = yaml.safe_load(path.read_text(encoding="utf-8"))
+        document = load_yaml(path.read_text(encoding="utf-8"))
+    except YamlBoundExceeded as error:
+        raise WireFormatError(f"{path}:{error.line}: {error}") from None
     except yaml.YAMLError as error:
         raise WireFormatError(f"{path}: not valid YAML: {error}") from error
     interactions = document.get("interactions") if isinstance(document, dict) else None

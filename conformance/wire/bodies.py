@@ -27,6 +27,7 @@ from conformance.wire.apis import FRAMING, WIRE_APIS, UnknownFormatError, WireFo
 from conformance.wire.detect import api_from_url, detect_api, payload_api
 from conformance.wire.eventstream import is_event_stream, iter_messages
 from conformance.wire.framing import frame_body, iter_payloads, iter_sse_payloads, sse_payloads, to_sse
+from conformance.wire.yaml_bounds import YamlBoundExceeded, load_yaml
 
 __all__ = [
     "WIRE_APIS",
@@ -109,16 +110,17 @@ def _text(path: Path, data: bytes, what: str) -> str:
         ) from None
 
 
-# libyaml's safe loader when PyYAML was built with it: the same documents, several times faster
-# (reading the cassettes was most of a converter run).
-_SAFE_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+def _cassette_document(path: Path, data: bytes) -> Any:
+    try:
+        return load_yaml(_text(path, data, "vcrpy cassette (.yaml)"))
+    except YamlBoundExceeded as error:
+        raise WireFormatError(f"{path}:{error.line}: {error}") from None
+    except yaml.YAMLError as error:
+        raise WireFormatError(f"{path}: not valid YAML{_yaml_where(error)}") from None
 
 
 def _cassette(path: Path, data: bytes) -> _Raw:
-    try:
-        document = yaml.load(_text(path, data, "vcrpy cassette (.yaml)"), Loader=_SAFE_LOADER)
-    except yaml.YAMLError as error:
-        raise WireFormatError(f"{path}: not valid YAML{_yaml_where(error)}") from None
+    document = _cassette_document(path, data)
     interactions = document.get("interactions") if isinstance(document, dict) else None
     if not isinstance(interactions, list) or not interactions:
         raise WireFormatError(f"{path}: a vcrpy cassette needs a non-empty 'interactions' list")
@@ -261,6 +263,21 @@ def _check_belongs(path: Path, api: str, sample: list[Any], data: bytes) -> None
             f"{path}: nothing in this body belongs to {api}: its payloads look like {', '.join(others)}; "
             "pass the right --format, or leave it out to detect it"
         )
+    # Nothing of any known API (a JSON list of numbers, objects no provider sends): read as an empty
+    # stream it would be a silent "no tool calls"; a body of no known shape cannot be replayed.
+    shown = ", ".join(_shape_of(payload) for payload in sample[:3])
+    raise WireFormatError(
+        f"{path}: none of the first {len(sample)} payload(s) of this body is a payload of {api}, nor of any other "
+        f"API's (they are: {shown}{', ...' if len(sample) > 3 else ''})"
+    )
+
+
+def _shape_of(payload: Any) -> str:
+    """A payload's shape, in a few words, for an error message."""
+    if isinstance(payload, dict):
+        keys = sorted(map(str, payload))
+        return "an object with keys " + ", ".join(keys[:5]) + (", ..." if len(keys) > 5 else "")
+    return f"a JSON {type(payload).__name__} {json.dumps(payload)[:40]}" if payload is not None else "not JSON"
 
 
 def _frame(api: str, raw: _Raw) -> bytes:
