@@ -303,3 +303,13 @@ def test_python_api_arguments_of_the_wrong_type_are_a_type_error(call: Any, mess
     with pytest.raises(TypeError) as raised:
         call()
     assert message in str(raised.value)
+
+
+def test_record_refuses_an_out_folder_it_cannot_write_before_calling_the_provider(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    for out, message in ((blocker, "exists and is not a directory"), (blocker / "x", "is a file, not a folder")):
+        assert main(["record", "--provider", "openai-chat", "--scenario", "single_call", "--out", str(out)]) == 2
+        assert message in capsys.readouterr().err

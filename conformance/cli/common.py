@@ -12,6 +12,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 __all__ = [
@@ -24,6 +25,8 @@ __all__ = [
     "load_factory",
     "load_formatter",
     "refuse_blank_targets",
+    "writable_dir",
+    "writable_file",
 ]
 
 EXIT_CONFORMANT = 0
@@ -107,3 +110,33 @@ def load_formatter(spec: str, option: str = "--formatter") -> Any:
         raise UsageError(
             f"{option} {spec!r} is not a usable round-trip formatter: {type(error).__name__}: {error}"
         ) from error
+
+
+def writable_file(path: Path | None, option: str) -> None:
+    """Refuse, before the run, a report path that cannot be written; a missing folder is created at
+    write time (as ``pytest --junitxml`` does), so only its nearest existing ancestor is checked."""
+    if path is None:
+        return
+    if path.is_dir():
+        raise UsageError(f"{option} {path}: is a directory; give a file path")
+    creatable_dir(path.parent if str(path.parent) else Path(), option, path)
+    if path.exists() and not os.access(path, os.W_OK):
+        raise UsageError(f"{option} {path}: not writable")
+
+
+def writable_dir(path: Path | None, option: str) -> None:
+    """Refuse, before anything runs, an output folder that is a file or cannot be created."""
+    if path is None:
+        return
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{option} {path}: exists and is not a directory")
+    creatable_dir(path, option, path)
+
+
+def creatable_dir(folder: Path, option: str, path: Path) -> None:
+    """``folder`` exists as a writable directory, or can be created: its nearest existing ancestor is one."""
+    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path())
+    if not existing.is_dir():
+        raise UsageError(f"{option} {path}: {existing} is a file, not a folder")
+    if not os.access(existing, os.W_OK):
+        raise UsageError(f"{option} {path}: {existing} is not writable")

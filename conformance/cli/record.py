@@ -6,10 +6,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from conformance.cli.common import (
-    EXIT_CONFORMANT,
-    UsageError,
-)
+from conformance.cli.common import EXIT_CONFORMANT, UsageError, writable_dir
 from conformance.corpus.record import PROVIDERS, SCENARIOS
 
 __all__ = ["add_parser", "run"]
@@ -42,11 +39,14 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace) -> int:
     from conformance.corpus.record import RecordingError, record_cassette
 
+    writable_dir(args.out, "--out")  # before the provider is called (and paid)
     try:
         cassette, expected = record_cassette(
             args.provider, args.scenario, args.out, model=args.model, base_url=args.base_url
         )
     except RecordingError as error:
         raise UsageError(str(error)) from error
+    except OSError as error:  # a full device, a folder removed meanwhile
+        raise UsageError(f"--out {args.out}: the recording could not be written: {error.strerror or error}") from None
     print(f"recorded {cassette}\nexpectation {expected}")
     return EXIT_CONFORMANT

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import logging
-import os
 import shlex
 import shutil
 import sys
@@ -32,6 +31,8 @@ from conformance.cli.common import (
     load_factory,
     load_formatter,
     refuse_blank_targets,
+    writable_dir,
+    writable_file,
 )
 from conformance.cli.targets import HandlerTarget, add_capability_options, load_stack, resolve_target
 from conformance.handler import Capabilities, Counterexample, TargetError, run_conformance
@@ -207,35 +208,6 @@ def _count(text: str) -> int:
     return value
 
 
-def _writable_file(path: Path | None, option: str) -> None:
-    """Refuse, before the run, a report path that cannot be written; a missing folder is created at
-    write time (as ``pytest --junitxml`` does), so only its nearest existing ancestor is checked."""
-    if path is None:
-        return
-    if path.is_dir():
-        raise UsageError(f"{option} {path}: is a directory; give a file path")
-    _creatable(path.parent if str(path.parent) else Path(), option, path)
-    if path.exists() and not os.access(path, os.W_OK):
-        raise UsageError(f"{option} {path}: not writable")
-
-
-def _writable_dir(path: Path | None, option: str) -> None:
-    if path is None:
-        return
-    if path.exists() and not path.is_dir():
-        raise UsageError(f"{option} {path}: exists and is not a directory")
-    _creatable(path, option, path)
-
-
-def _creatable(folder: Path, option: str, path: Path) -> None:
-    """``folder`` exists as a writable directory, or can be created: its nearest existing ancestor is one."""
-    existing = next((p for p in (folder, *folder.parents) if p.exists()), Path())
-    if not existing.is_dir():
-        raise UsageError(f"{option} {path}: {existing} is a file, not a folder")
-    if not os.access(existing, os.W_OK):
-        raise UsageError(f"{option} {path}: {existing} is not writable")
-
-
 _TARGET_FIELDS = ("handler", "accumulator", "converter", "stack", "bridge", "formatter")
 
 
@@ -254,9 +226,9 @@ def _validate(args: argparse.Namespace) -> None:
         _refuse_handler_options(args, "--formatter" if args.formatter else "--converter")
     if args.stack:
         _refuse_handler_options(args, "--stack", stack=True)
-    _writable_file(args.report_json, "--report-json")
-    _writable_file(args.junit_xml, "--junit-xml")
-    _writable_dir(args.save_failures, "--save-failures")
+    writable_file(args.report_json, "--report-json")
+    writable_file(args.junit_xml, "--junit-xml")
+    writable_dir(args.save_failures, "--save-failures")
 
 
 def _existing_dirs(args: argparse.Namespace) -> None:
