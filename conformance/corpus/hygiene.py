@@ -23,6 +23,8 @@ from typing import Any
 
 import yaml
 
+from conformance.corpus.secrets import PROVIDER_PATTERNS as SECRET_PATTERNS
+from conformance.corpus.secrets import credential_header, gunzip, secrets_in
 from conformance.wire import WireFormatError, iter_sdk_events, load_body
 from conformance.wire.cases import BODY_SUFFIXES, SKIPPED_SUFFIXES, expectation_path, load_expectation
 from conformance.wire.eventstream import is_event_stream, iter_messages
@@ -53,26 +55,6 @@ class NothingToCheckError(ValueError):
     """A path given to ``cassettes check`` does not exist, or holds no file at all."""
 
 
-# Patterns for things that must never be committed. Placeholders that say what they are
-# ("test-key-not-a-real-secret", "<scrubbed>") do not match: they have no long random run. The
-# first pattern that matches names the finding, so the specific ones come first.
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("Anthropic key", re.compile(r"\bsk-ant-(?:[a-z]+\d\d-)?[A-Za-z0-9_-]{20,}")),
-    ("OpenAI-style key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("Groq key", re.compile(r"\bgsk_[A-Za-z0-9]{30,}")),
-    ("xAI key", re.compile(r"\bxai-[A-Za-z0-9]{30,}")),
-    ("bearer token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{20,}")),
-    ("key in a URL", re.compile(r"(?i)[?&](?:key|api_key|apikey|access_token)=[A-Za-z0-9._-]{16,}")),
-    (
-        "credential header",
-        re.compile(
-            r"(?i)\b(?:x-api-key|api-key|x-goog-api-key|openai-organization|openai-project)\b[\"']?\s*[:=]\s*[\"'\[]?\s*-?\s*[\"']?[A-Za-z0-9._-]{16,}"
-        ),
-    ),
-)
-
 # Secret whatever their value: they must be absent or scrubbed, in requests and responses.
 SENSITIVE_HEADERS = frozenset(
     {
@@ -87,17 +69,10 @@ SENSITIVE_HEADERS = frozenset(
         "openai-project",
         "anthropic-organization-id",
         "x-amz-security-token",
+        "ocp-apim-subscription-key",
     }
 )
 _SCRUBBED = "<scrubbed>"
-
-
-def _match(value: str) -> tuple[str, str] | None:
-    for label, pattern in SECRET_PATTERNS:
-        found = pattern.search(value)
-        if found:
-            return label, found.group(0)
-    return None
 
 
 def _line_of(text: str, needle: str) -> int:
@@ -111,21 +86,32 @@ def _line_of(text: str, needle: str) -> int:
 
 
 def scan_secrets(path: Path, text: str) -> list[Finding]:
-    """Every line of ``text`` that looks like it carries a credential (for files that are not YAML)."""
+    """Every line of ``text`` that carries a credential, as written or encoded (``conformance.corpus.secrets``).
+
+    Run over every file, cassettes included: a key in a YAML comment is in no parsed value.
+    """
+    return _scan_lines(path, text, set())
+
+
+def _scan_lines(path: Path, text: str, seen: set[str]) -> list[Finding]:
+    """``scan_secrets``, adding each secret reported to ``seen`` (and skipping those already in it)."""
     findings = []
     for number, line in enumerate(text.splitlines(), start=1):
-        found = _match(line)
-        if found:
-            label, secret = found
-            findings.append(
-                Finding(path, number, f"looks like a {label} ({secret[:12]}...); scrub it before committing")
-            )
+        for label, secret in secrets_in(line):
+            if secret not in seen:
+                seen.add(secret)
+                findings.append(_finding(path, number, label, secret))
     return findings
+
+
+def _finding(path: Path, line: int, label: str, secret: str) -> Finding:
+    return Finding(path, line, f"looks like a {label} ({secret[:12]}...); scrub it before committing")
 
 
 def _binary_strings(data: bytes) -> Iterator[Any]:
     """What a binary body carries: an AWS event stream's payloads (and the base64 Anthropic events inside
     Bedrock InvokeModel chunks), else the bytes read as UTF-8."""
+    data = gunzip(data) or data  # a gzip-encoded body hides nothing from the scan
     if not is_event_stream(data):
         yield data.decode("utf-8", errors="replace")
         return
@@ -154,16 +140,15 @@ def _strings(value: Any) -> Iterator[str]:
             stack += node
 
 
-def _secret_values(path: Path, text: str, document: Any) -> list[Finding]:
+def _secret_values(path: Path, text: str, document: Any, already: set[str]) -> list[Finding]:
+    """Credentials in the parsed values (a header folded over lines is one value again; binary and
+    gzip bodies decoded) that the line scan of the text did not already report."""
     findings = []
-    seen: set[str] = set()
     for value in _strings(document):
-        found = _match(value)
-        if found and found[1] not in seen:
-            label, secret = found
-            seen.add(secret)
-            line = _line_of(text, secret)
-            findings.append(Finding(path, line, f"looks like a {label} ({secret[:12]}...); scrub it before committing"))
+        for label, secret in secrets_in(value):
+            if secret not in already:
+                already.add(secret)
+                findings.append(_finding(path, _line_of(text, secret), label, secret))
     return findings
 
 
@@ -181,14 +166,18 @@ def _sensitive_headers(path: Path, text: str, document: Any) -> list[Finding]:
     for interaction in interactions if isinstance(interactions, list) else ():
         for side, name, values in _headers_of(interaction):
             if name.lower() in SENSITIVE_HEADERS and any(value != _SCRUBBED for value in values):
-                findings.append(
-                    Finding(
-                        path,
-                        _line_of(text, f"{name}:"),
-                        f"{side} header {name!r} is a credential whatever its value: remove it or set it to "
-                        f"{_SCRUBBED!r}",
-                    )
+                why = "is a credential whatever its value"
+            elif any(credential_header(name, str(value)) for value in values):
+                why = "carries what looks like a credential (its name says so and its value is random)"
+            else:
+                continue
+            findings.append(
+                Finding(
+                    path,
+                    _line_of(text, f"{name}:"),
+                    f"{side} header {name!r} {why}: remove it or set it to {_SCRUBBED!r}",
                 )
+            )
     return findings
 
 
@@ -200,7 +189,9 @@ def _check_cassette(path: Path, text: str) -> tuple[list[Finding], bool]:
         return [Finding(path, error.line, f"not checked: {error}")], False
     except yaml.YAMLError as error:
         return [Finding(path, 1, f"not a loadable vcrpy cassette: not valid YAML: {error}".splitlines()[0])], False
-    findings = _secret_values(path, text, document) + _sensitive_headers(path, text, document)
+    seen: set[str] = set()
+    findings = _scan_lines(path, text, seen)
+    findings += _secret_values(path, text, document, seen) + _sensitive_headers(path, text, document)
     from vcr import serialize
     from vcr.serializers import yamlserializer
 
