@@ -313,3 +313,26 @@ def test_record_refuses_an_out_folder_it_cannot_write_before_calling_the_provide
     for out, message in ((blocker, "exists and is not a directory"), (blocker / "x", "is a file, not a folder")):
         assert main(["record", "--provider", "openai-chat", "--scenario", "single_call", "--out", str(out)]) == 2
         assert message in capsys.readouterr().err
+
+
+def test_replay_reads_a_body_whose_first_event_is_larger_than_the_detection_head(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # One delta carrying 200 KiB of arguments: detection used to read 64 KiB, find no whole payload
+    # and refuse the body ("holds no payload"), even with --format.
+    arguments = json.dumps({"content": "x" * (200 * 1024)})
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "write_file", "arguments": arguments}}
+    events = [
+        {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}],
+        },
+    ]
+    body = tmp_path / "big.sse"
+    body.write_text("".join(f"data: {json.dumps(event)}\n\n" for event in events) + "data: [DONE]\n\n")
+    for extra in ([], ["--format", "openai-chat"]):
+        assert main(["replay", str(body), "--json", *extra]) == 0
+        outcome = json.loads(capsys.readouterr().out)
+        assert outcome["tool_calls"][0]["arguments"] == json.loads(arguments)

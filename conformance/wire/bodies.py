@@ -192,7 +192,7 @@ def _json_array(path: Path, text: str) -> list[Any]:
     return value
 
 
-_HEAD = 1 << 16  # what is read of a body not held in memory, to tell its wire API
+_HEAD = 1 << 16  # what is first read of a body not held in memory, to tell its wire API
 
 
 def _read_bytes(path: Path, *, head_only: bool) -> bytes:
@@ -203,11 +203,23 @@ def _read_bytes(path: Path, *, head_only: bool) -> bytes:
         raise WireFormatError(f"{path}: no such file")
     try:
         if head_only:
-            with path.open("rb") as stream:
-                return stream.read(_HEAD)
+            return _head(path)
         return path.read_bytes()
     except OSError as error:
         raise WireFormatError(f"{path}: cannot be read: {error.strerror or error}") from None
+
+
+def _head(path: Path) -> bytes:
+    """Enough of the file's start to hold its first payloads: ``_HEAD`` bytes, doubled while no whole
+    payload is in them (a first event carrying a 50 MB argument is read to its end, not refused)."""
+    with path.open("rb") as stream:
+        data = stream.read(_HEAD)
+        while not is_event_stream(data) and not _sniff_bytes(data):
+            more = stream.read(max(len(data), _HEAD))
+            if not more:
+                break
+            data += more
+        return data
 
 
 def _read(path: Path, *, hold: bool = True) -> _Raw:
