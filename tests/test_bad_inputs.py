@@ -336,3 +336,24 @@ def test_replay_reads_a_body_whose_first_event_is_larger_than_the_detection_head
         assert main(["replay", str(body), "--json", *extra]) == 0
         outcome = json.loads(capsys.readouterr().out)
         assert outcome["tool_calls"][0]["arguments"] == json.loads(arguments)
+
+
+class _Chatty:
+    """Correct, but prints on every chunk (as debugging code left in does)."""
+
+    def __init__(self, **callbacks: Any) -> None:
+        self._inner = reference_impl.ApiToolCallStreamingResponseHandler(**callbacks)
+
+    def feed(self, chunk: ChunkResponse) -> Any:
+        print("DEBUG feed", "x" * 200)
+        return self._inner.feed(chunk)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_a_target_that_prints_does_not_flood_the_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "--handler", "tests.test_bad_inputs:_Chatty", "--profile", "dev"]) == 0
+    captured = capsys.readouterr()
+    assert "DEBUG feed" not in captured.out and "CONFORMANT" in captured.out
+    assert "the target printed" in captured.err and "first line: 'DEBUG feed x" in captured.err

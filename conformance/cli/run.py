@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import io
 import logging
 import shlex
 import shutil
@@ -268,19 +269,52 @@ def _refuse_handler_options(args: argparse.Namespace, option: str, *, stack: boo
 # -- running -----------------------------------------------------------------------------------
 
 
+class _HeldOutput(io.TextIOBase):
+    """Where the target's own ``print`` goes during a run: counted, its start kept, never the report's stream.
+
+    A handler that prints on every chunk runs thousands of times: 1.9 GB went into the report's
+    stream once. What it printed is summed up after the run instead (``--show-handler-logs``: let through).
+    """
+
+    KEPT = 2000  # characters kept to show
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+        self.start = ""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if len(self.start) < self.KEPT:
+            self.start += text[: self.KEPT - len(self.start)]
+        self.size += len(text)
+        return len(text)
+
+
 @contextmanager
 def _quiet(show_logs: bool) -> Iterator[None]:
-    """Silence the target's own logging and warnings (it runs thousands of times: an SDK's
+    """Silence the target's own logging, warnings and prints (it runs thousands of times: an SDK's
     serializer warning on one recording would be printed on every split of it) unless asked not to."""
-    if not show_logs:
-        logging.disable(logging.CRITICAL)
+    if show_logs:
+        yield
+        return
+    held = _HeldOutput()
+    logging.disable(logging.CRITICAL)
     try:
-        with warnings.catch_warnings():
-            if not show_logs:
-                warnings.simplefilter("ignore")
+        with warnings.catch_warnings(), contextlib.redirect_stdout(held):
+            warnings.simplefilter("ignore")
             yield
     finally:
         logging.disable(logging.NOTSET)
+        if held.size:
+            first = held.start.strip().splitlines()[0][:120] if held.start.strip() else ""
+            print(
+                f"toolcall-conformance: the target printed {held.size:,} characters to stdout during the run, "
+                f"held back from the report (first line: {first!r}); --show-handler-logs lets them through",
+                file=sys.stderr,
+            )
 
 
 def progress_display(label: str, forced: bool = False) -> Callable[[str], None] | None:
