@@ -14,6 +14,7 @@ assertion, so the whole module builds and installs once.
 
 from __future__ import annotations
 
+import importlib.resources
 import json
 import os
 import re
@@ -303,7 +304,9 @@ def run_action(project: tuple[Path, Path], inputs: dict[str, str]) -> dict[str, 
 
     codes: dict[str, int] = {}
     log, failed = [], False
-    base = {"PATH": f"{python.parent}{os.pathsep}{os.environ['PATH']}", "HOME": os.environ.get("HOME", str(folder))}
+    # The venv is NOT on PATH: every step must call the suite through the `python` input, as on a
+    # runner where that input points into a virtualenv (`toolcall-conformance` from PATH: exit 127).
+    base = {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
     for position, step in enumerate(action["runs"]["steps"]):
         condition = str(step.get("if", ""))
         if "uses" in step or (failed and "always()" not in condition):
@@ -323,6 +326,21 @@ def run_action(project: tuple[Path, Path], inputs: dict[str, str]) -> dict[str, 
             lines = output.read_text(encoding="utf-8").splitlines()
             outputs[step["id"]] = dict(line.split("=", 1) for line in lines if "=" in line)
     return {"codes": codes, "outputs": outputs, "summary": summary.read_text(encoding="utf-8"), "log": "\n".join(log)}
+
+
+def test_action_yml_is_valid_against_the_published_github_action_schema() -> None:
+    import jsonschema
+    import yaml
+
+    vendored = importlib.resources.files("check_jsonschema.builtin_schemas.vendor")
+    schema = json.loads(vendored.joinpath("github-actions.json").read_text(encoding="utf-8"))
+    assert schema["$id"] == "https://json.schemastore.org/github-action.json"
+    validator = jsonschema.validators.validator_for(schema)(schema)
+    action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
+    assert [error.message for error in validator.iter_errors(action)] == []
+    # The schema has teeth: a composite step without its shell is refused.
+    broken = {**action, "runs": {"using": "composite", "steps": [{"run": "echo"}]}}
+    assert list(validator.iter_errors(broken))
 
 
 def test_the_action_runs_every_target_reports_each_and_fails_on_violations(project: tuple[Path, Path]) -> None:
@@ -363,7 +381,8 @@ def test_the_action_runs_every_target_reports_each_and_fails_on_violations(proje
     assert "| handler | violations |" in summary
     assert "| converter | conformant |" in summary and "| formatter | conformant |" in summary
     assert "| handler | `invalid_arguments_flagged` |" in summary
-    assert "::error title=toolcall-conformance handler: invalid_arguments_flagged::" in log
+    # Workflow-command properties escape ":" and ","; the message escapes "%" and newlines.
+    assert "::error title=toolcall-conformance handler%3A invalid_arguments_flagged::" in log
     # Every step but the verdict succeeded; the verdict fails the action.
     assert [code for name, code in result["codes"].items() if name != "Verdict"] == [0] * 5
     assert result["codes"]["Verdict"] == 1
@@ -373,11 +392,19 @@ def test_the_action_runs_every_target_reports_each_and_fails_on_violations(proje
 def test_the_action_with_no_target_is_not_conformant(project: tuple[Path, Path]) -> None:
     folder, python = project
     wheel = next((folder.parent / "dist").glob("*.whl"))
+    # A report left by an earlier run is this action's to clear, not to summarise as this run's;
+    # the user's own files in the folder stay.
+    stale = folder / "empty-reports"
+    stale.mkdir(exist_ok=True)
+    (stale / "handler.xml").write_text('<testsuite><testcase name="old"><failure message="old"/></testcase></testsuite>')
+    (stale / "notes.txt").write_text("mine")
     result = run_action(
         project,
         {"python": str(python), "suite": str(wheel), "pip-args": "--no-deps --no-index", "install": "",
          "report-dir": "empty-reports"},
     )  # fmt: skip
+    assert not (stale / "handler.xml").exists() and (stale / "notes.txt").read_text() == "mine"
+    assert "| handler | not run |" in result["summary"]
     assert result["codes"]["Verdict"] == 2
     assert result["outputs"]["verdict"] == {"conformant": "false"}
     assert "no target ran" in result["log"]
