@@ -281,7 +281,7 @@ def run_action(project: tuple[Path, Path], inputs: dict[str, str]) -> dict[str, 
     """
     import yaml
 
-    folder, python = project
+    folder, _python = project
     action = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
     unknown = set(inputs) - set(action["inputs"])
     assert not unknown, f"not inputs of action.yml: {unknown}"
@@ -396,7 +396,9 @@ def test_the_action_with_no_target_is_not_conformant(project: tuple[Path, Path])
     # the user's own files in the folder stay.
     stale = folder / "empty-reports"
     stale.mkdir(exist_ok=True)
-    (stale / "handler.xml").write_text('<testsuite><testcase name="old"><failure message="old"/></testcase></testsuite>')
+    (stale / "handler.xml").write_text(
+        '<testsuite><testcase name="old"><failure message="old"/></testcase></testsuite>'
+    )
     (stale / "notes.txt").write_text("mine")
     result = run_action(
         project,
