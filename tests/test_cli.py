@@ -229,3 +229,26 @@ def test_demo_usage_errors(argv: list[str], message: str, tmp_path: Path, capsys
     argv = [a.format(empty=tmp_path / "empty", single_turn=tmp_path / "single") for a in argv]
     assert main(["demo", *argv]) == 2
     assert message in capsys.readouterr().err
+
+
+def test_junit_from_the_cli_says_what_the_terminal_says_and_how_to_run_it_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import xml.etree.ElementTree as ET
+
+    monkeypatch.chdir(Path(__file__).resolve().parents[1])
+    junit = tmp_path / "out" / "junit.xml"
+    argv = ["run", "--handler", "examples.seed000_handler:make_handler", "--no-reasoning", "--profile", "dev"]
+    assert main([*argv, "--junit-xml", str(junit), "--report-json", str(tmp_path / "r.json")]) == 1
+    capsys.readouterr()
+    suite = ET.parse(junit).getroot()
+    assert {"errors", "timestamp", "hostname"} <= set(suite.attrib)
+    rerun = (
+        "toolcall-conformance run --handler examples.seed000_handler:make_handler --no-reasoning --profile dev --seed 0"
+    )
+    failures = [case.find("failure") for case in suite.iter("testcase") if case.find("failure") is not None]
+    assert failures
+    for failure in failures:
+        assert failure is not None and failure.text is not None
+        assert "failed in " in failure.text and "how to fix: " in failure.text
+        assert failure.text.endswith(f"re-run: {rerun}")  # the output options are left out

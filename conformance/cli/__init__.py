@@ -40,7 +40,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``toolcall-conformance`` console script."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    args = parser.parse_args(given)
+    args.argv = given  # what was typed, for the re-run line of the reports
     if args.command is None:
         parser.print_help()
         return EXIT_USAGE

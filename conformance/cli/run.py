@@ -594,7 +594,7 @@ def _write_outputs(args: argparse.Namespace, report: Report, specs: dict[str, di
     writers: list[tuple[str, Path | None, Callable[[Path], object]]] = [
         ("--save-failures", args.save_failures, lambda path: _save_failures(report, path, specs)),
         ("--report-json", args.report_json, lambda path: write_json(report, path)),
-        ("--junit-xml", args.junit_xml, lambda path: write_junit(report, path)),
+        ("--junit-xml", args.junit_xml, lambda path: write_junit(report, path, rerun=_rerun_command(args, report))),
     ]
     for option, path, write in writers:
         if path is None:
@@ -605,6 +605,31 @@ def _write_outputs(args: argparse.Namespace, report: Report, specs: dict[str, di
         except OSError as error:
             errors.append(f"{option} {path}: could not be written: {error.strerror or error}")
     return errors
+
+
+# Options that name where files go, not what runs: left out of the re-run line.
+_OUTPUT_OPTIONS = ("--junit-xml", "--report-json", "--save-failures", "--progress")
+
+
+def _rerun_command(args: argparse.Namespace, report: Report) -> str:
+    """The command that runs the same checks again: what was typed, outputs left out, profile and seed named."""
+    typed = list(getattr(args, "argv", None) or ["run"])
+    kept: list[str] = []
+    skip = False
+    for word in typed:
+        if skip:
+            skip = False
+            continue
+        option = word.split("=", 1)[0]
+        if option in _OUTPUT_OPTIONS:
+            skip = "=" not in word and option != "--progress"
+            continue
+        kept.append(word)
+    if "--profile" not in " ".join(kept):
+        kept += ["--profile", report.profile]
+    if "--seed" not in " ".join(kept):
+        kept += ["--seed", str(report.seed)]
+    return "toolcall-conformance " + shlex.join(kept)
 
 
 def _save_failures(report: Report, directory: Path, specs: dict[str, dict[str, Any]]) -> None:

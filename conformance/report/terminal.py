@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from conformance.verdict import HARMS, CheckResult, Counterexample, Report
 
-__all__ = ["render_terminal"]
+__all__ = ["failure_lines", "render_terminal"]
 
 _MARKS = {"passed": "PASS", "failed": "FAIL", "skipped": "SKIP"}
 
@@ -49,7 +49,9 @@ def _finding(counterexample: Counterexample) -> list[str]:
     return lines
 
 
-def _failure(result: CheckResult, where: str) -> list[str]:
+def failure_lines(result: CheckResult, where: str = "") -> list[str]:
+    """One failing check as the terminal shows it: title, why, counts, harm, counterexamples, how to fix
+    (the JUnit report's failure text too, so a CI dashboard says what the terminal says)."""
     lines = [
         "",
         f"--- {result.check.id}{where}: {result.check.title}",
@@ -98,7 +100,7 @@ def render_terminal(report: Report, *, verbose: bool = False) -> str:
             lines.append("")
     failed = report.by_status("failed")
     for result in failed:
-        lines += _failure(result, f" [{result.target}]" if len(targets) > 1 else "")
+        lines += failure_lines(result, f" [{result.target}]" if len(targets) > 1 else "")
     if report.notes:
         lines += ["", "consider:", *(f"  - {note}" for note in report.notes)]
     if report.stopped:
