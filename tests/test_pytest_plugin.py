@@ -458,3 +458,14 @@ def test_unusable_stack_option_stops_with_a_clear_message(pytester: pytest.Pytes
     result = pytester.runpytest("-p", "no:cacheprovider", "--toolcall-stack", "tests.stack_targets:two_arguments")
     result.stdout.fnmatch_lines(["*--toolcall-stack tests.stack_targets:two_arguments(api, pieces) can be called*"])
     assert result.ret == 4
+
+
+def test_a_scenario_prints_in_the_chunk_notation() -> None:
+    # What hypothesis shows for a falsifying example: one line a reader can follow, not a dataclass dump.
+    from conformance.handler.scenarios import BUILTIN_SCENARIOS
+
+    scenario = next(s for s in BUILTIN_SCENARIOS if s.name == "late_id_and_late_name")
+    assert repr(scenario) == (
+        "Scenario('late_id_and_late_name' (built-in): tool[0] '{\"path\": ' | tool[0 name='read_'] None | "
+        "tool[0 id='call_late' name='file'] '\"a.py\"}'; expected: read_file({'path': 'a.py'}) id='call_late')"
+    )

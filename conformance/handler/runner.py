@@ -505,19 +505,13 @@ def _share_database_key(search: Callable[..., None], label: str) -> None:
 
 
 def _render(scenario: Scenario, chunks: Sequence[ChunkResponse], transcript: Transcript, problems: list[str]) -> str:
-    expected_calls = [
-        f"{c.name}({c.arguments if c.valid else 'ERROR: ' + repr(c.raw_arguments)}) id={c.call_id!r}"
-        for c in scenario.expected.tool_calls
-    ]
     lines = [
         f"scenario: {scenario.name} ({scenario.source})",
         f"chunks:   {describe_chunks(chunks)}",
         # Rendered to bytes with these shapes (no `index`, a null first content, ...): the chunks
         # above alone would not reproduce a failure that only the rendered bytes trigger.
         *([f"wire:     rendered with {', '.join(sorted(scenario.wire_dialects))}"] if scenario.wire_dialects else []),
-        "expected: "
-        + ("; ".join(expected_calls) or "no tool calls")
-        + (f"; text {scenario.expected.text!r}" if scenario.expected.text else ""),
+        f"expected: {scenario.expected.describe()}",
     ]
     if transcript.kind == "accumulator":
         lines.append("actual calls: " + ("; ".join(c.describe() for c in transcript.calls) or "none"))

@@ -54,6 +54,14 @@ class ExpectedOutcome:
     text: str = ""
     reasoning: str = ""
 
+    def describe(self) -> str:
+        """``get_weather({'city': 'Paris'}) id='call_1'; text 'Hi'``: the outcome on one line."""
+        calls = [
+            f"{c.name}({c.arguments if c.valid else 'ERROR: ' + repr(c.raw_arguments)}) id={c.call_id!r}"
+            for c in self.tool_calls
+        ]
+        return ("; ".join(calls) or "no tool calls") + (f"; text {self.text!r}" if self.text else "")
+
 
 @dataclass(frozen=True)
 class Scenario:
@@ -69,6 +77,16 @@ class Scenario:
     # one (``Capabilities.wire_dialects``): byte-level shapes of ``conformance.wire.shapes`` such as
     # ``no_index``. They change the bytes, never what the stream says.
     wire_dialects: frozenset[str] = field(default_factory=frozenset)
+
+    def __repr__(self) -> str:
+        # In the suite's chunk notation, not a 25-line dataclass dump: what hypothesis prints for a
+        # falsifying example (``Falsifying example: test(scenario=...)``) and what a failure shows.
+        from conformance.handler.fragment import describe_chunks
+
+        return (
+            f"Scenario({self.name!r} ({self.source}): {describe_chunks(self.chunks)}; "
+            f"expected: {self.expected.describe()})"
+        )
 
     @property
     def needs(self) -> frozenset[str]:
