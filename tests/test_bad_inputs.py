@@ -357,3 +357,23 @@ def test_a_target_that_prints_does_not_flood_the_report(capsys: pytest.CaptureFi
     captured = capsys.readouterr()
     assert "DEBUG feed" not in captured.out and "CONFORMANT" in captured.out
     assert "the target printed" in captured.err and "first line: 'DEBUG feed x" in captured.err
+
+
+class _HangsOnFeed:
+    def __init__(self, **callbacks: Any) -> None:
+        self._inner = reference_impl.ApiToolCallStreamingResponseHandler(**callbacks)
+
+    def feed(self, chunk: ChunkResponse) -> Any:
+        time.sleep(60)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+def test_a_run_stopped_at_its_deadline_is_judged_by_the_deadline_check_alone() -> None:
+    report = run_conformance(_HangsOnFeed, profile="dev", deadline=0.2)
+    results = {result.check.id: result for result in report.by_status("failed") + report.by_status("passed")}
+    assert results["finishes_within_deadline"].status == "failed"
+    # The hung run said nothing about crashes or readable output: counted as not judged, never as a pass.
+    for check in ("no_crash", "events_readable"):
+        assert results[check].not_judged >= 1, check

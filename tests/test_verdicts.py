@@ -275,8 +275,9 @@ def test_a_run_over_a_stream_without_calls_judges_no_call_check() -> None:
 @pytest.mark.parametrize(
     ("flag", "value", "message"),
     [
-        ("--report-json", "missing-dir/report.json", "does not exist"),
-        ("--junit-xml", "missing-dir/junit.xml", "does not exist"),
+        # A missing folder is created (as pytest --junitxml does); one that cannot be is refused.
+        ("--report-json", "/dev/null/report.json", "/dev/null is a file, not a folder"),
+        ("--junit-xml", "/dev/null/junit.xml", "/dev/null is a file, not a folder"),
         ("--scenario-dir", "no/such/dir", "no such file or directory"),
     ],
 )

@@ -187,7 +187,9 @@ def _judge(active: Sequence[Check[CheckContext]], context: CheckContext) -> _Run
     failing: dict[str, list[str]] = {}
     gated = not transcript.completed and not transcript.raised_at_stream_error
     for check in active:
-        if gated and check.id not in ROBUSTNESS:
+        # A run stopped at its deadline says nothing about crashes or readable output either: it
+        # is judged by the deadline check alone (a PASS of no_crash must mean a run that finished).
+        if gated and (check.id not in ROBUSTNESS or (transcript.hung and check.id != "finishes_within_deadline")):
             run.not_judged.add(check.id)
             continue
         try:
