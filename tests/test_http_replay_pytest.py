@@ -508,3 +508,26 @@ def test_a_marker_glob_matching_nothing_is_a_collection_error(tmp_path: Path) ->
     result = run_pytest(tmp_path, *ALIAS)
     assert "UnknownCassetteError" in result.stdout and "open-ai-chat/*" in result.stdout
     assert result.returncode != 0
+
+
+def test_a_failing_fuzz_test_shows_the_users_assertion_not_the_suites_frames(user_project: Path) -> None:
+    failing = "test_user.py::test_any_cut[openai-chat/single_call-buggy]"
+    result = run_pytest(user_project, *ALIAS, "--toolcall-replay-examples", "30", failing)
+    assert outcomes(result) == {failing: "FAILED"}
+    report = _section(result.stdout, "test_any_cut[openai-chat/single_call-buggy]")
+    assert "assert names(data_lines(buggy))" in report  # the user's own line ...
+    assert "cut at [" in report  # ... and the cut that breaks it
+    # ... and none of the replay's machinery between them (__tracebackhide__).
+    for frame in ("conformance/http_replay/fuzz.py:", "conformance/http_replay/session.py:", "replay_fixture.py:"):
+        assert frame not in report, frame
+
+
+def test_without_respx_the_fixture_skips_naming_the_extra(user_project: Path) -> None:
+    # respx missing (the `test` extra not installed): a skip saying what to install, never a failure.
+    (user_project / "conftest.py").write_text("import sys\nsys.modules['respx'] = None\n", encoding="utf-8")
+    try:
+        result = run_pytest(user_project, *ALIAS, "-p", "no:respx", "test_user.py::test_whole")
+    finally:
+        (user_project / "conftest.py").unlink()
+    assert set(outcomes(result).values()) == {"SKIPPED"}, result.stdout[-3000:]
+    assert "pip install 'toolcall-conformance[test]'" in result.stdout

@@ -82,6 +82,7 @@ def fuzz_cassette(
     a failure to a minimal set of cuts. ``on_run`` receives the ``FuzzRun`` before the search
     starts (the pytest fixture uses it to print the seed and cuts on failure).
     """
+    __tracebackhide__ = True
     case = find_case(cassette, dirs=dirs, bundled=bundled)
     recording = load_recording(case.body_path)
     if engine != "respx":
@@ -96,6 +97,7 @@ def fuzz_cassette(
     @search_settings(max_examples, seed)
     @given(cuts_strategy(longest))
     def search(cuts: tuple[int, ...]) -> None:
+        __tracebackhide__ = True  # pytest shows the user's scenario and assertion, not these frames
         run.examples += 1
         run.last_cuts = cuts
         with replay_cassette(case, cuts=cuts, engine=engine, fake_credentials=fake_credentials) as replay:

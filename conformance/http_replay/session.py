@@ -344,6 +344,7 @@ def replay_cassette(
     ``httpx`` yet, and otherwise raises ``HttpxAliasError`` saying what to change (in pytest:
     ``-p conformance.pytest_plugin.httpx_alias``).
     """
+    __tracebackhide__ = True  # failures inside the ``with`` show the user's code first
     replay = _prepare(cassette, chunk_bytes=chunk_bytes, cuts=cuts, engine=engine, dirs=dirs, bundled=bundled)
     if _ACTIVE:
         raise ReplayOptionError(f"a replay is already active ({_ACTIVE[-1].describe()}); replays do not nest")

@@ -36,7 +36,7 @@ the fixture fails with ``HttpxAliasError``, which says exactly that; no request 
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -46,8 +46,10 @@ from conformance.http_replay import (
     DEFAULT_EXAMPLES,
     Engine,
     FuzzRun,
+    MissingDependencyError,
     Replay,
     ReplayCase,
+    ReplayFuzzError,
     cassette_cases,
     fuzz_cassette,
     placeholder_credentials,
@@ -118,6 +120,21 @@ def _examples(config: pytest.Config) -> int:
     return int(value) if value else DEFAULT_EXAMPLES
 
 
+@contextmanager
+def _skipped_when_missing() -> Iterator[None]:
+    """A library the replay needs is not installed (respx: the ``test`` extra): the test is skipped
+    naming what to install, never failed (the user's code did nothing wrong)."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except MissingDependencyError as error:
+        pytest.skip(str(error))
+    except ReplayFuzzError as error:
+        if isinstance(error.__cause__, MissingDependencyError):
+            pytest.skip(str(error.__cause__))
+        raise
+
+
 class ToolcallReplay:
     """The ``toolcall_replay`` fixture: ``toolcall_replay(case, ...)`` is a replay context manager,
     ``toolcall_replay.fuzz(case, scenario)`` a hypothesis search over cuts; both log for the report."""
@@ -141,6 +158,7 @@ class ToolcallReplay:
         require_request: bool = True,
     ) -> AbstractContextManager[Replay]:
         """Serve ``cassette`` to every client built inside the ``with`` (see ``replay_cassette``)."""
+        __tracebackhide__ = True  # a failure shows the user's code, not the fixture's frames
         return self._logged(
             replay_cassette(
                 cassette,
@@ -156,7 +174,10 @@ class ToolcallReplay:
 
     @contextmanager
     def _logged(self, session: AbstractContextManager[Replay]) -> Iterator[Replay]:
-        with session as replay:
+        __tracebackhide__ = True
+        with ExitStack() as stack:
+            with _skipped_when_missing():  # entering the replay is where a missing library shows
+                replay = stack.enter_context(session)
             self._log.append(f"replayed {replay.describe()}")
             yield replay
 
@@ -171,6 +192,7 @@ class ToolcallReplay:
         bundled: bool = True,
     ) -> FuzzRun:
         """Run ``scenario(replay)`` with ``cassette`` cut at hypothesis-chosen offsets (see ``fuzz_cassette``)."""
+        __tracebackhide__ = True
 
         def started(run: FuzzRun) -> None:
             self._log.append(f"fuzzed {run.case.id}: seed={run.seed}, max_examples={run.max_examples}")
@@ -178,16 +200,17 @@ class ToolcallReplay:
 
         self._runs = []
         try:
-            return fuzz_cassette(
-                cassette,
-                scenario,
-                max_examples=self.max_examples if max_examples is None else max_examples,
-                seed=self.seed if seed is None else seed,
-                dirs=self.dirs,
-                bundled=bundled,
-                engine=engine,
-                on_run=started,
-            )
+            with _skipped_when_missing():
+                return fuzz_cassette(
+                    cassette,
+                    scenario,
+                    max_examples=self.max_examples if max_examples is None else max_examples,
+                    seed=self.seed if seed is None else seed,
+                    dirs=self.dirs,
+                    bundled=bundled,
+                    engine=engine,
+                    on_run=started,
+                )
         finally:
             for run in self._runs:
                 self._log.append(f"  {run.describe()}")
