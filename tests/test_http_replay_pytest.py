@@ -452,7 +452,7 @@ def test_fixture_failure_report_names_seed_cuts_and_a_node_id_that_reruns_it(use
     assert "seed=0" in section and "max_examples=30" in section
     cuts = re.search(r"cut at (\[[\d, ]+\])", result.stdout)
     assert cuts, result.stdout[-4000:]
-    assert f"re-run: pytest '{failing}'" in section
+    assert f"re-run: pytest '{failing}' --toolcall-seed 0" in section
     assert "toolcall_replay" in (user_project / "report.xml").read_text(encoding="utf-8")
     # The node id from the report, pasted back: exactly that test, the same failure, the same cuts.
     rerun = run_pytest(user_project, *ALIAS, failing)
@@ -461,10 +461,28 @@ def test_fixture_failure_report_names_seed_cuts_and_a_node_id_that_reruns_it(use
 
 
 def test_seed_option_is_used_and_printed(user_project: Path) -> None:
-    result = run_pytest(
-        user_project, *ALIAS, "--hypothesis-seed", "12345", "test_user.py::test_any_cut[openai-chat/single_call-buggy]"
-    )
+    failing = "test_user.py::test_any_cut[openai-chat/single_call-buggy]"
+    result = run_pytest(user_project, *ALIAS, "--hypothesis-seed", "12345", failing)
     assert "seed=12345" in result.stdout, result.stdout[-3000:]
+    assert f"re-run: pytest '{failing}' --toolcall-seed 12345" in result.stdout
+
+
+def test_hypothesis_options_the_suite_does_not_follow_are_named_in_the_header(user_project: Path) -> None:
+    failing = "test_user.py::test_any_cut[openai-chat/single_call-buggy]"
+    result = run_pytest(
+        user_project,
+        *ALIAS,
+        "--hypothesis-profile",
+        "default",
+        "--hypothesis-seed",
+        "7",
+        "--toolcall-seed",
+        "8",
+        failing,
+    )
+    assert "--hypothesis-profile default does not change its searches" in result.stdout
+    assert "--toolcall-seed 8 and --hypothesis-seed 7 disagree" in result.stdout
+    assert "seed=8" in result.stdout  # the replay follows --toolcall-seed, as the class suite does
 
 
 def test_fixture_under_xdist_gives_the_same_results(user_project: Path) -> None:

@@ -218,12 +218,27 @@ _PREVIOUS_DATABASE = pytest.StashKey[Path | None]()
 _GENERATED_PATH = Path(__file__).with_name("_generated_tests.py")
 
 
-def pytest_report_header(config: pytest.Config) -> str:
-    """The profile and seed every toolcall-conformance run in this session uses, so a log reproduces it."""
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    """The profile and seed every toolcall-conformance run in this session uses, so a log reproduces it,
+    and what of hypothesis's own options it does not follow."""
     profile, seed = profile_and_seed(config)
     header = f"toolcall-conformance: profile {profile}, seed {seed} (--toolcall-profile, --toolcall-seed)"
     database = example_database()
-    return header + (f"; example database {database}" if database is not None else "")
+    lines = [header + (f"; example database {database}" if database is not None else "")]
+    hypothesis_profile = config.getoption("hypothesis_profile", default=None)
+    if hypothesis_profile:
+        lines.append(
+            f"toolcall-conformance: --hypothesis-profile {hypothesis_profile} does not change its searches: their "
+            "effort is --toolcall-profile dev|ci|deep (toolcall_replay.fuzz: --toolcall-replay-examples N)"
+        )
+    toolcall_seed = config.getoption("toolcall_seed", default=None)
+    hypothesis_seed = config.getoption("hypothesis_seed", default=None)
+    if toolcall_seed is not None and hypothesis_seed is not None and str(toolcall_seed) != str(hypothesis_seed):
+        lines.append(
+            f"toolcall-conformance: warning: --toolcall-seed {toolcall_seed} and --hypothesis-seed {hypothesis_seed} "
+            f"disagree; the conformance runs and toolcall_replay use {toolcall_seed}"
+        )
+    return lines
 
 
 def _database_option(config: pytest.Config) -> str | None:

@@ -108,7 +108,8 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 
 
 def _seed(config: pytest.Config) -> int:
-    for option in ("hypothesis_seed", "toolcall_seed"):
+    """The same order as the class suite's (``profile_and_seed``): ``--toolcall-seed``, then ``--hypothesis-seed``."""
+    for option in ("toolcall_seed", "hypothesis_seed"):
         value = config.getoption(option, default=None)
         if value is not None and str(value).lstrip("-").isdigit():
             return int(value)
@@ -236,7 +237,9 @@ def pytest_runtest_makereport(
     report = yield
     log = item.stash.get(_LOG, None)
     if log and report.failed and call.when == "call":
-        text = "\n".join([*log, f"re-run: pytest {item.nodeid!r}"])
+        # The seed on the re-run line: a node id alone reproduces the cuts only under the same seed.
+        rerun = f"re-run: pytest {item.nodeid!r} --toolcall-seed {_seed(item.config)}"
+        text = "\n".join([*log, rerun])
         report.sections.append(("toolcall replay", text))
         report.user_properties.append(("toolcall_replay", text))
     return report
