@@ -73,6 +73,7 @@ class Turn:
 
 @dataclass
 class _Partial:
+    index: int | None = None
     id: str | None = None
     name: str = ""
     arguments: list[str] = field(default_factory=list)
@@ -89,7 +90,7 @@ class Assistant:
         """Send ``prompt``, stream the answer, and return the turn with the calls that may run."""
         turn = Turn()
         text: list[str] = []
-        partials: dict[int, _Partial] = {}
+        partials: list[_Partial] = []  # in the order the calls first appeared
         try:
             stream = self.client.chat.completions.create(
                 model=self.model, messages=[{"role": "user", "content": prompt}], tools=TOOLS, stream=True
@@ -102,7 +103,7 @@ class Assistant:
             turn.error = f"{type(error).__name__}: {error.message}"
         turn.text = "".join(text)
         ended_normally = self.ended_normally(turn)
-        for _, partial in sorted(partials.items()):
+        for partial in partials:
             raw = "".join(partial.arguments)
             arguments = self.parse_arguments(raw)
             runnable = ended_normally and arguments is not None
@@ -115,16 +116,37 @@ class Assistant:
         return turn.error is None and turn.finish_reason in ("tool_calls", "stop")
 
     @staticmethod
-    def _take(delta: Any, text: list[str], partials: dict[int, _Partial]) -> None:
+    def _take(delta: Any, text: list[str], partials: list[_Partial]) -> None:
         if delta.content:
             text.append(delta.content)
         for fragment in delta.tool_calls or []:
-            partial = partials.setdefault(fragment.index, _Partial())
+            partial = Assistant._partial_for(fragment, partials)
             partial.id = partial.id or fragment.id
-            if fragment.function is not None:
-                partial.name = partial.name or (fragment.function.name or "")
-                if fragment.function.arguments:
-                    partial.arguments.append(fragment.function.arguments)
+            if fragment.function is None:
+                continue
+            partial.name = partial.name or (fragment.function.name or "")
+            arguments = fragment.function.arguments
+            if isinstance(arguments, dict):  # servers that send the arguments as an object, whole
+                partial.arguments = [json.dumps(arguments)]
+            elif arguments:
+                so_far = "".join(partial.arguments)
+                if so_far and arguments.startswith(so_far):  # servers that resend everything so far
+                    partial.arguments = [arguments]
+                else:
+                    partial.arguments.append(arguments)
+
+    @staticmethod
+    def _partial_for(fragment: Any, partials: list[_Partial]) -> _Partial:
+        """The call a fragment continues: the latest one at its index (or the latest one at all when
+        the server sends no index), unless the fragment brings a new id: then a new call starts
+        (servers that put every call on index 0, or send no index)."""
+        index = getattr(fragment, "index", None)
+        same_place = [p for p in partials if p.index == index] if index is not None else partials
+        current = same_place[-1] if same_place else None
+        if current is None or (fragment.id and current.id and fragment.id != current.id):
+            current = _Partial(index=index)
+            partials.append(current)
+        return current
 
     @staticmethod
     def parse_arguments(raw: str) -> dict[str, Any] | None:

@@ -41,7 +41,7 @@ def check_turn(turn: Turn, replay: Replay) -> None:
     ]
 
 
-@pytest.mark.toolcall_cassettes("openai-chat/*")
+@pytest.mark.toolcall_cassettes("@openai-chat")  # openai-chat/* and the OpenAI-compatible dialects
 @pytest.mark.parametrize("chunk_bytes", [None, 7], ids=["whole", "7-byte-pieces"])
 def test_assistant(toolcall_replay, toolcall_case, chunk_bytes):
     with toolcall_replay(toolcall_case, chunk_bytes=chunk_bytes) as replay:

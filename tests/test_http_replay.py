@@ -447,3 +447,14 @@ def test_without_botocore_a_bedrock_replay_says_what_to_install(
     monkeypatch.setitem(sys.modules, "botocore.httpsession", None)
     with pytest.raises(MissingDependencyError, match="pip install boto3"), replay_cassette(body):
         pass
+
+
+def test_a_named_group_selects_every_single_turn_recording_of_a_wire_api_with_its_dialects() -> None:
+    from conformance.http_replay import cassette_cases
+
+    group = {case.id for case in cassette_cases("@openai-chat")}
+    plain = {case.id for case in cassette_cases("openai-chat/*")}
+    dialects = {case.id for case in cassette_cases("openai-compatible/*")}
+    assert group == plain | dialects and len(dialects) >= 18  # the glob alone misses every dialect
+    assert not any(case_id.startswith("multiturn/") for case_id in group)
+    assert {case.id for case in cassette_cases("@anthropic")} == {case.id for case in cassette_cases("anthropic/*")}

@@ -130,19 +130,31 @@ def cassette_cases(
 ) -> list[ReplayCase]:
     """The recordings whose id matches any of ``patterns`` (shell globs; none: every one), for parametrizing.
 
-    ``dirs`` are your own folders of recordings (searched first), ``bundled`` adds the cassettes
-    shipped with the package, ``apis`` keeps the recordings of these wire APIs only
-    (``"openai-chat"`` includes the OpenAI-compatible dialects). Matching nothing is an error
+    A pattern ``@API`` is a named group: every single-turn recording read as that wire API, wherever
+    it lives. ``@openai-chat`` is ``openai-chat/*`` and the OpenAI-compatible dialects
+    (``openai-compatible/*``: no ``index``, calls on index 0, cumulative or object arguments...),
+    which is where most clients break; ``openai-chat/*`` alone misses all of them. ``dirs`` are
+    your own folders of recordings (searched first), ``bundled`` adds the cassettes shipped with the
+    package, ``apis`` keeps the recordings of these wire APIs only. Matching nothing is an error
     (``UnknownCassetteError``), so a typo cannot make a parametrized test vanish.
     """
     wanted_apis = None if apis is None else set(apis)
     for api in wanted_apis or ():
         route_for(api)
+    groups = {pattern[1:] for pattern in patterns if pattern.startswith("@")}
+    for api in groups:
+        route_for(api)  # an unknown group is an error naming the known wire APIs
+    globs = [pattern for pattern in patterns if not pattern.startswith("@")]
+
+    def selected(case: ReplayCase) -> bool:
+        if not patterns or any(fnmatch.fnmatchcase(case.id, glob) for glob in globs):
+            return True
+        return bool(groups) and not case.id.startswith("multiturn/") and case.api in groups
+
     found = [
         case
         for case in _all_cases(_roots(dirs, bundled))
-        if (not patterns or any(fnmatch.fnmatchcase(case.id, pattern) for pattern in patterns))
-        and (wanted_apis is None or case.api in wanted_apis)
+        if selected(case) and (wanted_apis is None or case.api in wanted_apis)
     ]
     if not found:
         raise UnknownCassetteError(
