@@ -549,3 +549,8 @@ def test_without_respx_the_fixture_skips_naming_the_extra(user_project: Path) ->
         (user_project / "conftest.py").unlink()
     assert set(outcomes(result).values()) == {"SKIPPED"}, result.stdout[-3000:]
     assert "pip install 'toolcall-conformance[test]'" in result.stdout
+
+
+def test_the_session_wide_alias_is_said_in_the_header(user_project: Path) -> None:
+    result = run_pytest(user_project, *ALIAS, "--co")
+    assert "import httpx gives httpx2 " in result.stdout and "in this session" in result.stdout

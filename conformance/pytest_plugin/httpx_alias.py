@@ -28,3 +28,14 @@ def pytest_configure(config: pytest.Config) -> None:
     """Refuse to run when the alias could not be made (``httpx`` was imported before this plugin)."""
     if _STATUS == "real-httpx":
         raise pytest.UsageError(str(alias_error()))
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    """Say, at the top of every run, that ``import httpx`` is ``httpx2`` in this whole session: a test
+    of the user's own that checks ``httpx.__version__`` or an ``httpx``-only API sees it."""
+    import httpx2
+
+    return (
+        f"toolcall-conformance: import httpx gives httpx2 {httpx2.__version__} in this session "
+        "(-p conformance.pytest_plugin.httpx_alias); tests that need the real httpx run in a session without it"
+    )
