@@ -12,6 +12,8 @@ import ast
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,7 @@ from conformance.handler import CHECKS
 from conformance.matrix import Cell, Column, Matrix, Row, cell_differences
 from conformance.matrix.model import Finding
 from conformance.matrix.render import render_html, render_markdown, repository_root
-from conformance.matrix.reproductions import REPRODUCTIONS, SUITE_BUGS
+from conformance.matrix.reproductions import REPRODUCTIONS, SCRIPTS, SUITE_BUGS
 from conformance.matrix.runner import MatrixRun
 from conformance.stack import STACK_CHECKS
 from tests.bridge_targets.node import needs_node, needs_vercel_modules
@@ -416,3 +418,59 @@ def test_a_cells_headline_harm_is_that_of_the_findings_that_make_its_kind() -> N
     ]
     cell = _cell(result, "openai", None, {"incomplete": "finish_reason None"})
     assert (cell.kind, cell.harm) == ("defect", "crashed")
+
+
+# -- the standalone scripts the failing cells link --------------------------------------------------
+
+# Runs a script the way a maintainer would, except that this project cannot be imported at all: a
+# script that needed it would fail here, not on the maintainer's machine.
+_CUT_OFF = (
+    "import runpy, sys\n"
+    "for name in ('conformance', 'reference_impl', 'tests'):\n"
+    "    sys.modules[name] = None\n"
+    "sys.argv = sys.argv[1:]\n"
+    "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+)
+
+
+def _run_script(path: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-I", "-c", _CUT_OFF, str(ROOT / path), *args],
+        capture_output=True, text=True, timeout=300, check=False, cwd=ROOT.parent,
+    )  # fmt: skip
+
+
+def test_every_defect_cell_of_a_python_library_links_a_standalone_script() -> None:
+    matrix = published()
+    for column in SCRIPTS:
+        path, cells = SCRIPTS[column]
+        assert (ROOT / path).is_file(), path
+        defects = {row.check for row in matrix.rows if matrix.cells[row.check][column].kind == "defect"}
+        assert defects <= cells, f"{column}: defect cells without a script: {sorted(defects - cells)}"
+        for check in cells:
+            cell = matrix.cells[check][column]
+            assert cell.status == "fail", f"{column} / {check}: the script shows a cell that passes"
+            assert cell.script == f"{path} {check}", f"{column} / {check}: the published cell does not link it"
+        imported = {
+            alias.name.split(".")[0]
+            for node in ast.walk(ast.parse((ROOT / path).read_text(encoding="utf-8")))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module or "")])
+        }
+        assert not imported & {"conformance", "reference_impl", "tests", "pytest"}, f"{path}: imports {imported}"
+
+
+@pytest.mark.parametrize("column", sorted(SCRIPTS))
+def test_each_standalone_script_reproduces_its_cells_without_this_project(column: str) -> None:
+    path, cells = SCRIPTS[column]
+    library = {"langchain-core": "langchain_core", "pydantic-ai": "pydantic_ai", "openai-agents": "agents"}
+    pytest.importorskip(library.get(column, column), reason=f"{column} is not installed (pip install '.[adapters]')")
+    matrix = published()
+    for check in sorted(cells):
+        done = _run_script(path, check)
+        # Exit 1 while a defect of the cell is there; a cell whose findings are not defects (a job the
+        # library leaves to another layer) is shown but exits 0.
+        expected = 1 if matrix.cells[check][column].kind == "defect" else 0
+        assert done.returncode == expected, f"{path} {check}: exit {done.returncode}\n{done.stdout}\n{done.stderr}"
+        assert f"[{check}]" in done.stdout and "Traceback" not in done.stderr, done.stdout + done.stderr
+    assert _run_script(path, "no_such_cell").returncode == 2

@@ -94,6 +94,8 @@ class Cell:
     short: str = ""  # skip: the capabilities (or declaration) that excluded it, in a few words
     counterexample: str = ""  # fail: path of the counterexample file, relative to the matrix folder
     reproductions: list[str] = field(default_factory=list)  # fail: every test behind its findings
+    # fail: the standalone script that reproduces it without this project ("docs/matrix/repro/x.py CHECK")
+    script: str = ""
     suite_bug: str = ""  # fail: why this failure is suspected to be the suite's, not the library's
     kind: str = ""  # fail: one of CELL_KINDS
     harm: str = ""  # fail: the worst harm of its findings

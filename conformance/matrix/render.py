@@ -77,6 +77,8 @@ def _md_cell(cell: Cell, matrix_dir: Path, markdown_dir: Path, root: Path | None
     links = [f"[counterexample]({_link(matrix_dir / cell.counterexample, markdown_dir)})"]
     if root is not None:
         links += [f"[{text}]({_link(root / path, markdown_dir)})" for path, text in _repro_files(cell)]
+        if cell.script:
+            links.append(f"[standalone script]({_link(root / cell.script.split()[0], markdown_dir)})")
     return f"{_label(cell, bold=True)} " + " ".join(links)
 
 
@@ -169,6 +171,8 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         lines.append("None.")
     for column, check, cell in findings:
         note = f" Suspected suite bug: {cell.suite_bug}" if cell.suite_bug else ""
+        if cell.script:
+            note += f" Without this project: `python {cell.script}` (exit 1 while the defect is there)."
         lines.append(f"- **{column.name}** `{check}`: {_label(cell)}.{note}")
         for finding in cell.findings:
             lines.append("  - " + _finding_text(finding, code="`"))
@@ -248,6 +252,9 @@ def _html_cell(cell: Cell, matrix_dir: Path, root: Path | None) -> str:
             links.append(f'<a href="{href}" title="{tests}">{html.escape(text)}</a>')
         else:
             links.append(f'<span class="small" title="{tests}">{html.escape(text)}: {html.escape(path)}</span>')
+    if cell.script and root is not None:
+        href = html.escape(_link(root / cell.script.split()[0], matrix_dir))
+        links.append(f'<a href="{href}" title="python {html.escape(cell.script)}">standalone script</a>')
     css = "suite-bug" if cell.suite_bug else {"defect": "fail"}.get(cell.kind, "deviation")
     title = html.escape(cell.suite_bug or cell.reason)
     return (

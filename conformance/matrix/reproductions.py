@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from conformance.adapters.vercel_ai_sdk import FINDINGS as _VERCEL_FINDINGS
 
-__all__ = ["REPRODUCTIONS", "SUITE_BUGS", "Reproduction", "reproductions_for"]
+__all__ = ["REPRODUCTIONS", "SCRIPTS", "SUITE_BUGS", "Reproduction", "reproductions_for", "script_for"]
 
 
 @dataclass(frozen=True)
@@ -152,6 +152,32 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
         for script in dict.fromkeys(f.reproduction for f in _VERCEL_FINDINGS.values() if f.kind == "defect")
     ),
 }
+
+
+# The standalone script of each library's failing cells: one file under docs/matrix/repro/ that imports
+# only the library (never this project), runs offline, prints what the stream says and what the library
+# did, and exits 1 while a defect it shows is still there (``python FILE CHECK`` runs one cell's
+# findings). What a maintainer pastes into an issue; ``tests/test_matrix.py`` runs each, cut off from
+# this project, and checks it covers exactly these cells.
+SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
+    "langchain-core": (
+        "docs/matrix/repro/repro_langchain_core.py",
+        frozenset({"tool_names_whole", "invalid_arguments_flagged", "segment_per_call", "invocations_match_stream"}),
+    ),
+    "pydantic-ai": (
+        "docs/matrix/repro/repro_pydantic_ai.py",
+        frozenset({"no_crash", "segment_per_call", "tool_names_whole", "invalid_arguments_flagged"}),
+    ),
+    "litellm": ("docs/matrix/repro/repro_litellm.py", frozenset({"segment_per_call"})),
+    "openai-agents": ("docs/matrix/repro/repro_openai_agents.py", frozenset({"segment_per_call"})),
+    "openai": ("docs/matrix/repro/repro_openai.py", frozenset({"stack_outcome_matches"})),
+}
+
+
+def script_for(column: str, check: str) -> str:
+    """``"docs/matrix/repro/repro_x.py CHECK"``: the standalone script of a failing cell ("" when none)."""
+    path, cells = SCRIPTS.get(column, ("", frozenset()))
+    return f"{path} {check}" if check in cells else ""
 
 
 def reproductions_for(column: str, check: str, message: str, recordings: Sequence[str] = ()) -> list[str]:

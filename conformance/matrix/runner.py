@@ -28,7 +28,7 @@ from conformance.matrix.reference import (
     reference_handler,
     reference_stack,
 )
-from conformance.matrix.reproductions import SUITE_BUGS, reproductions_for
+from conformance.matrix.reproductions import SUITE_BUGS, reproductions_for, script_for
 from conformance.stack import STACK_CHECKS, Stack, StackCapabilities, run_stack_conformance
 from conformance.verdict import DEFAULT_COUNTEREXAMPLES, CheckResult, Counterexample, Harm, Report, worst
 from conformance.wire import bundled_cassette_dir
@@ -130,6 +130,7 @@ def _cell(
         reason=result.message,
         counterexample=f"counterexamples/{column}/{result.check.id}.txt",
         reproductions=list(dict.fromkeys(node for f in findings for node in f.reproductions)),
+        script=script_for(column, result.check.id),
         suite_bug=SUITE_BUGS.get((column, result.check.id), ""),
         kind=kind,
         harm=worst_harm.value if worst_harm is not None else "",
