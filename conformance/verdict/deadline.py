@@ -63,7 +63,8 @@ class _Watchdog:
         self.what, self.seconds = what, seconds
         self.expiry = time.monotonic() + seconds + max(HARD_STOP_MIN_SECONDS, HARD_STOP_GRACE * seconds)
         with self._lock:
-            if self._thread is None:
+            # Not alive in a process forked after it started (threads do not survive a fork): start one there.
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._watch, name="toolcall-conformance deadline", daemon=True)
                 self._thread.start()
 
