@@ -377,3 +377,39 @@ def test_a_run_stopped_at_its_deadline_is_judged_by_the_deadline_check_alone() -
     # The hung run said nothing about crashes or readable output: counted as not judged, never as a pass.
     for check in ("no_crash", "events_readable"):
         assert results[check].not_judged >= 1, check
+
+
+def test_refragmenting_a_second_call_on_an_occupied_index_never_moves_the_first_calls_name_onto_it() -> None:
+    # A saved counterexample (found by the new-user trial): get_weather on call_0, then a nameless
+    # call_1 on the same index. Re-splitting it moved 'get_weather' onto call_1's delta while still
+    # expecting it under call_0, and the reference failed invalid_arguments_flagged on its own input.
+    from hypothesis import HealthCheck, given, settings
+
+    from conformance.handler.fragment import refragmented
+    from conformance.handler.runner import violations
+    from conformance.handler.scenario_files import scenario_from_json
+    from reference_impl.types import ToolCallDelta
+
+    chunks = [
+        {"tool_calls": [{"index": 0, "call_id": "call_0", "name": "get_weather", "arguments_delta": "{}"}]},
+        {"tool_calls": [{"index": 0, "call_id": "call_1", "name": None, "arguments_delta": None}]},
+        {"is_complete": True, "finish_reason": "tool_calls"},
+    ]
+    expected = {
+        "tool_calls": [
+            {"name": "get_weather", "call_id": "call_0", "arguments": {}, "raw_arguments": "{}", "conflict_group": 0},
+            {"name": None, "call_id": "call_1", "arguments": None, "raw_arguments": "", "conflict_group": 0},
+        ]
+    }
+    document = {"format": "toolcall-conformance/scenario", "chunks": chunks, "expected": expected}
+    scenario = scenario_from_json(document, source="saved")
+
+    @settings(max_examples=200, database=None, deadline=None, suppress_health_check=list(HealthCheck))
+    @given(refragmented(scenario.chunks))
+    def same_stream(split: list[ChunkResponse]) -> None:
+        deltas: list[ToolCallDelta] = [d for chunk in split for d in chunk.tool_calls or ()]
+        names = {d.call_id: d.name for d in deltas if d.call_id}
+        assert "call_1" not in names or names["call_1"] is None, split  # the name stays with call_0
+        assert not violations(REFERENCE_FACTORY, dataclasses.replace(scenario, chunks=tuple(split)))
+
+    same_stream()

@@ -148,18 +148,18 @@ def _move_ids_and_names_later(
     """Sometimes move a call's id (or name) from its first delta to a later one (B04, A08)."""
     if not movable:
         return pieces
-    by_index: dict[int, list[int]] = {}
-    for position, piece in enumerate(pieces):
-        if piece.delta is not None:
-            by_index.setdefault(piece.delta.index, []).append(position)
     pieces = list(pieces)
-    for positions in by_index.values():
+    for positions, first_on_its_index in _calls_of(pieces):
         if len(positions) < 2 or not draw(st.booleans()):
             continue
         first, later = positions[0], draw(st.sampled_from(positions[1:]))
         head, tail = pieces[first].delta, pieces[later].delta
         assert head is not None and tail is not None
         field_name = draw(st.sampled_from(list(movable)))
+        # A second call on an occupied index is told apart by the id on its first delta: without
+        # it, that delta would continue the call before it (a different stream, not a late id).
+        if field_name == "call_id" and not first_on_its_index:
+            continue
         value = getattr(head, field_name)
         # Moving is only meaning-preserving when no later delta of this call has its own value
         # for the field (a second, different id is a different stream, not a late id).
@@ -180,6 +180,34 @@ def _move_ids_and_names_later(
         pieces[first] = _Atom("tool", pieces[first].text, moved_head)
         pieces[later] = _Atom("tool", pieces[later].text, moved_tail)
     return pieces
+
+
+def _calls_of(pieces: Sequence[_Atom]) -> list[tuple[list[int], bool]]:
+    """Each call's piece positions, read with the checks' own rule (``stream_shapes.call_positions``:
+    an index, until a different non-empty id arrives on it), and whether it is the first call on its
+    index. Grouping by index alone moved a call's name onto the next call sharing its index."""
+    from conformance.wire.stream_shapes import call_positions
+
+    by_index: dict[int, list[int]] = {}
+    ids: dict[int, set[str]] = {}
+    for position, piece in enumerate(pieces):
+        if piece.delta is not None:
+            by_index.setdefault(piece.delta.index, []).append(position)
+            if piece.delta.call_id:
+                ids.setdefault(piece.delta.index, set()).add(piece.delta.call_id)
+    if all(len(found) < 2 for found in ids.values()):  # one call per index: the common case, read fast
+        return [(positions, True) for positions in by_index.values()]
+    tool_positions = [position for position, piece in enumerate(pieces) if piece.delta is not None]
+    one_per_chunk = [ChunkResponse(tool_calls=[pieces[position].delta]) for position in tool_positions]  # type: ignore[list-item]
+    calls = [[tool_positions[chunk] for chunk, _ in call] for call in call_positions(one_per_chunk)]
+    seen_indices: set[int] = set()
+    result = []
+    for call in calls:
+        delta = pieces[call[0]].delta
+        assert delta is not None
+        result.append((call, delta.index not in seen_indices))
+        seen_indices.add(delta.index)
+    return result
 
 
 def _interleave_calls(draw: st.DrawFn, pieces: list[_Atom]) -> list[_Atom]:
