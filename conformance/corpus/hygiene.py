@@ -100,12 +100,14 @@ def _scan_lines(path: Path, text: str, seen: set[str]) -> list[Finding]:
         for label, secret in secrets_in(line):
             if secret not in seen:
                 seen.add(secret)
-                findings.append(_finding(path, number, label, secret))
+                findings.append(_finding(path, number, label, secret, encoded=secret not in line))
     return findings
 
 
-def _finding(path: Path, line: int, label: str, secret: str) -> Finding:
-    return Finding(path, line, f"looks like a {label} ({secret[:12]}...); scrub it before committing")
+def _finding(path: Path, line: int, label: str, secret: str, encoded: bool = False) -> Finding:
+    article = "an" if label[:1].lower() in "aeiou" else "a"
+    where = " once decoded (base64, gzip, URL or JSON escapes)" if encoded else ""
+    return Finding(path, line, f"looks like {article} {label}{where} ({secret[:12]}...); scrub it before committing")
 
 
 def _binary_strings(data: bytes) -> Iterator[Any]:
@@ -148,7 +150,7 @@ def _secret_values(path: Path, text: str, document: Any, already: set[str]) -> l
         for label, secret in secrets_in(value):
             if secret not in already:
                 already.add(secret)
-                findings.append(_finding(path, _line_of(text, secret), label, secret))
+                findings.append(_finding(path, _line_of(text, secret), label, secret, encoded=secret not in text))
     return findings
 
 

@@ -644,7 +644,7 @@ def make_target(
         target = AccumulatorTarget(factory, capabilities, label=label, deadline=deadline)
     # The factory is the user's code too: one that never returns is stopped here, not waited on.
     try:
-        with _time_limit(deadline):
+        with _time_limit(deadline, lambda: f"its first call of the factory {label or ''} (no input fed yet)"):
             target.check_factory()
     except TargetHung:
         raise TargetError(

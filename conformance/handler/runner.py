@@ -556,9 +556,17 @@ def _hints(results: Sequence[CheckResult], capabilities: Capabilities) -> Iterat
             if option.field in result.check.requires and getattr(capabilities, option.field) is True
         ]
         if flags:
+            # Declaring a capability away is advice for a target that never does the thing at all; when
+            # the failures run a tool wrong, lose a call or crash, following it blindly hides a defect.
+            severe = result.harm is not None and result.harm.value != "stream_shape"
             yield (
-                f"{result.check.id} failed on every scenario it ran on: if the target does not promise this, "
+                f"{result.check.id} failed on every scenario it ran on: if the target never does this at all, "
                 f"declare {' or '.join(flags)}"
+                + (
+                    f"; if it does, these are defects ({result.harm.value}), not a missing capability"
+                    if severe and result.harm is not None
+                    else ""
+                )
             )
         if result.check.id in ("no_crash", "events_readable"):
             yield (

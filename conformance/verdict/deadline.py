@@ -86,7 +86,7 @@ class _Watchdog:
                 f"\ntoolcall-conformance: error: the target did not stop at its deadline ({self.seconds:g} s) on "
                 f"{where}, and was still running long after: it caught the interruption (an `except "
                 "BaseException:` or a bare `except:` around its work?). The process was ended; nothing after "
-                "this input was judged and no report was written. Fix the handler so that it lets "
+                "this input was judged and no report was written. Fix the target so that it lets "
                 "BaseException through, or re-run with a larger --deadline if the work is only slow.\n"
             )
             sys.stderr.flush()

@@ -89,7 +89,7 @@ FINDINGS = [
     ),
     (
         "stack_outcome_matches",
-        "every call on index 0 (Ollama's OpenAI-compatible API): two calls merged into one",
+        "every call on index 0 (Ollama's OpenAI-compatible API: ollama/ollama#15457): two calls merged into one",
         sse(tc(0, "call_a", "get_weather", '{"city": "Oslo"}'), tc(0, "call_b", "get_time", '{"tz": "UTC"}')),
         "two calls: get_weather (call_a) and get_time (call_b)",
         lambda got: isinstance(got, str) or [c[0] for c in got[1]] != ["call_a", "call_b"],
@@ -116,7 +116,7 @@ def main(argv: list[str]) -> int:
     known = {cell for cell, *_ in FINDINGS}
     cells = set(argv) or known
     if cells - known:
-        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}")
+        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}", file=sys.stderr)
         return 2
     defects = 0
     for cell, what, body, stream_says, still_there in FINDINGS:

@@ -72,12 +72,19 @@ def runner_runs(*deltas):
     )  # fmt: skip
     agent = Agent(name="a", model=OpenAIChatCompletionsModel(model="m", openai_client=client), tools=[add, mul])
 
+    calls = []
+
     async def go():
         result = Runner.run_streamed(agent, "hi", max_turns=3)
-        async for _ in result.stream_events():
-            pass
+        async for event in result.stream_events():
+            item = getattr(event, "item", None)
+            if getattr(item, "type", "") == "tool_call_item":  # what the model layer handed the Runner
+                calls.append((item.raw_item.name, item.raw_item.arguments))
+            elif getattr(item, "type", "") == "tool_call_output_item":
+                calls.append(("-> output", item.output))
 
     asyncio.run(go())
+    print(f"  (the Runner was handed, and answered: {calls})")
     return ran
 
 
@@ -85,8 +92,8 @@ def runner_runs(*deltas):
 FINDINGS = [
     (
         "segment_per_call",
-        "a second id on index 0 (Ollama's OpenAI-compatible API puts every call on index 0): the calls are "
-        "merged into one 'mul' with both argument texts, so neither tool runs as sent",
+        "a second id on index 0 (Ollama's OpenAI-compatible API puts every call there: ollama/ollama#15457): the "
+        "calls are merged into one 'mul' with both argument texts, so neither tool runs as sent",
         (tc(0, "call_1", "add", '{"a": 1}'), tc(0, "call_2", "mul", '{"b": 2}')),
         [("add", {"a": 1}), ("mul", {"b": 2})],
     ),
@@ -97,7 +104,7 @@ def main(argv: list[str]) -> int:
     known = {cell for cell, *_ in FINDINGS}
     cells = set(argv) or known
     if cells - known:
-        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}")
+        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}", file=sys.stderr)
         return 2
     defects = 0
     for cell, what, deltas, stream_says in FINDINGS:

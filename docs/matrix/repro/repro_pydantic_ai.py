@@ -155,7 +155,7 @@ def main(argv: list[str]) -> int:
     known = {cell for cell, *_ in FINDINGS}
     cells = set(argv) or known
     if cells - known:
-        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}")
+        print(f"unknown cell(s) {sorted(cells - known)}; known: {sorted(known)}", file=sys.stderr)
         return 2
     defects = 0
     for cell, what, stream_says, library_does, still_there in FINDINGS:
