@@ -135,11 +135,16 @@ class ObservedCall:
         return self.invocation is not None
 
     def describe(self) -> str:
+        """``name(arguments) id=...`` as the target gave it: an END without arguments is not "no END",
+        and the id shown is the END's, else the invocation's (the one a follow-up would carry)."""
         if self.arguments is not None:
             body = json.dumps(self.arguments, ensure_ascii=False, default=repr)
+        elif self.error:
+            body = f"ERROR {self.error!r}"
         else:
-            body = f"ERROR {self.error!r}" if self.error else "no END"
-        return f"{self.name}({body}) id={self.call_id!r}"
+            body = "END without arguments" if self.ended else "no END"
+        shown = self.call_id if self.call_id is not None else (self.invocation.id if self.invocation else None)
+        return f"{self.name}({body}) id={shown!r}"
 
 
 @dataclass
