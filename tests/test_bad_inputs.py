@@ -413,3 +413,23 @@ def test_refragmenting_a_second_call_on_an_occupied_index_never_moves_the_first_
         assert not violations(REFERENCE_FACTORY, dataclasses.replace(scenario, chunks=tuple(split)))
 
     same_stream()
+
+
+def test_replay_via_the_sdk_says_when_the_sdk_stopped_reading(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The ollama client raises on a line it cannot validate and stops: an application using it loses
+    # the rest, and so does --via-sdk. The replay says so instead of letting it read as the end.
+    def line(content: str = "", done: bool = False, **message: Any) -> dict[str, Any]:
+        return {"model": "m", "message": {"role": "assistant", "content": content, **message}, "done": done}
+
+    call = {"function": {"name": "get_weather", "arguments": {"city": "Paris"}}}
+    lines = [line("hi"), {"something_else": 1}, line(tool_calls=[call]), {**line(done=True), "done_reason": "stop"}]
+    body = tmp_path / "unknown_line.ndjson"
+    body.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert main(["replay", str(body), "--format", "ollama"]) == 0
+    direct = capsys.readouterr().out
+    assert "[0] get_weather" in direct and "skipped unknown event types" in direct  # the line is skipped
+    assert main(["replay", str(body), "--format", "ollama", "--via-sdk"]) == 0
+    through_sdk = capsys.readouterr().out
+    assert "note: the SDK raised while reading this body; nothing after that point was read" in through_sdk
