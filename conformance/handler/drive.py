@@ -30,8 +30,7 @@ from conformance.handler.observe import (
     ObservedInvocation,
     is_tool_segment_type,
 )
-from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, TargetHung, deadline
-from conformance.verdict.deadline import deadline as _time_limit  # where a parameter is named ``deadline``
+from conformance.verdict.deadline import DEFAULT_DEADLINE_SECONDS, DeadlineExceeded, TargetHung, deadline, within
 from conformance.wire.final import FinalResultError, read_final_result
 from reference_impl.types import ChunkResponse, ToolCallDelta
 
@@ -649,12 +648,12 @@ def make_target(
         target = AccumulatorTarget(factory, capabilities, label=label, deadline=deadline)
     # The factory is the user's code too: one that never returns is stopped here, not waited on.
     try:
-        with _time_limit(deadline, lambda: f"its first call of the factory {label or ''} (no input fed yet)"):
+        with within(deadline, lambda: f"its first call of the factory {label or ''} (no input fed yet)"):
             target.check_factory()
-    except TargetHung:
+    except DeadlineExceeded as error:
         raise TargetError(
-            f"{label or 'the factory'} did not return within the deadline ({deadline:g} s) when called once to "
-            "check it; a factory that blocks (a network call, a lock) cannot be checked"
+            f"{label or 'the factory'} {error} when called once to check it; a factory that blocks (a network "
+            "call, a lock) cannot be checked"
         ) from None
     return target
 
