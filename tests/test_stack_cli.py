@@ -254,6 +254,25 @@ def test_a_stack_that_hangs_is_stopped_at_its_deadline(capsys: pytest.CaptureFix
     assert "crashed" in out
 
 
+def test_the_body_a_stack_hung_on_is_saved_and_hangs_it_again(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # --save-failures wrote nothing for a hang: the one body a maintainer most needs was lost.
+    saved = tmp_path / "failures"
+    argv = ["--stack", "tests.stack_targets:hanging", "--profile", "dev", "--deadline", "0.3"]
+    code, out, _ = _run([*argv, "--save-failures", str(saved)], capsys)
+    assert code == 1 and "STOPPED EARLY" in out
+    bodies = sorted(saved.rglob("*.sse"))
+    assert len(bodies) == 1, sorted(saved.rglob("*"))
+    document = json.loads(bodies[0].with_suffix(".expected.json").read_text(encoding="utf-8"))
+    assert "openai-chat/" in document["recording"]
+    failure = document["failures"][0]
+    assert failure["harm"] == "crashed" and "did not finish within 0.3 s" in failure["message"]
+    # Run on the saved folder alone, the stack hangs on that same body again.
+    code, out, _ = _run([*argv, "--generated", "0", "--cassette-dir", str(saved)], capsys)
+    assert code == 1 and "STOPPED EARLY" in out and f"{bodies[0].stem}." in out.split("STOPPED EARLY", 1)[1]
+
+
 def test_a_stack_that_exits_the_process_is_exit_2_never_a_silent_pass(capsys: pytest.CaptureFixture[str]) -> None:
     # sys.exit(0) inside the stack ended the run with status 0 and no report: a false pass.
     code, _, err = _run(["--stack", "tests.stack_targets:exiting", "--profile", "dev"], capsys)

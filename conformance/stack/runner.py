@@ -206,15 +206,21 @@ def run_stack_conformance(
         hung_in = split_check if hung.split else outcome_check
         hung_in.scenarios_run += 1
         hung_in.examples_run += 1
-        hung_in.fail(
-            f"the stack did not finish within {deadline_seconds} s on {hung.body}",
+        message = f"the stack did not finish within {deadline_seconds} s on {hung.body}"
+        harm = HarmVerdict(Harm.CRASHED, "the stack hung and was stopped: the turn never finished")
+        assert isinstance(judging.stack, _Within)
+        shown = hung_in.fail(
+            message,
             f"recording: {hung.body}\nresult: none: the stack was still running after {deadline_seconds} s",
             StackFinding(),
             scenario=hung.body,
             keep=None,
-            harm=HarmVerdict(Harm.CRASHED, "the stack hung and was stopped: the turn never finished"),
+            harm=harm,
             kind="hung",
         )
+        failing = _hung_recording(hung, judging.stack.judged, hung_in.check.id, message, harm)
+        if failing is not None:
+            _keep(shown, failing)
     for result in results.values():
         if result.status == "passed" and result.examples_run == 0:
             if report.stopped:
@@ -234,18 +240,34 @@ class _Hung(BaseException):
     """The stack did not return within its deadline: the run stops (a ``BaseException``, so that no
     search in between takes it for a failing example)."""
 
-    def __init__(self, body: str, *, split: bool) -> None:
+    def __init__(self, body: str, *, split: bool, pieces: Sequence[bytes] = ()) -> None:
         super().__init__(body)
         self.body = body
         self.split = split  # it hung on the body cut into several reads (the split check's search)
+        self.pieces = tuple(pieces)  # the reads it hung on
+
+
+@dataclass
+class _Judged:
+    """The body being judged, with what ``--save-failures`` needs to write it when the stack hangs on it."""
+
+    name: str
+    source: Path
+    body: Body
+    expected: Outcome
 
 
 class _Within:
-    """``stack``, stopped with ``_Hung`` when one call takes longer than ``seconds``; ``current`` is
-    the name of the body being judged (what the hang is reported on)."""
+    """``stack``, stopped with ``_Hung`` when one call takes longer than ``seconds``; ``judged`` is the
+    body being judged (what the hang is reported on and saved as)."""
 
     def __init__(self, stack: Stack, seconds: float | None) -> None:
-        self.stack, self.seconds, self.current = stack, seconds, ""
+        self.stack, self.seconds = stack, seconds
+        self.judged: _Judged | None = None
+
+    @property
+    def current(self) -> str:
+        return self.judged.name if self.judged is not None else ""
 
     def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
         try:
@@ -254,7 +276,21 @@ class _Within:
         except TargetHung:
             size = sum(len(piece) for piece in pieces)
             where = self.current or f"an {api} body"
-            raise _Hung(f"{where} ({size} bytes in {len(pieces)} reads)", split=len(pieces) > 1) from None
+            hung = f"{where} ({size} bytes in {len(pieces)} reads)"
+            raise _Hung(hung, split=len(pieces) > 1, pieces=pieces) from None
+
+
+def _hung_recording(
+    hung: _Hung, judged: _Judged | None, check: str, message: str, harm: HarmVerdict
+) -> FailingRecording | None:
+    """The body the stack hung on (and its reads, when split), as ``--save-failures`` writes it."""
+    if judged is None:
+        return None
+    result = "none: the stack was still running at its deadline"
+    pieces = hung.pieces if hung.split else None
+    return FailingRecording(
+        judged.name, judged.source, judged.body, judged.expected, check, message, result, harm, pieces
+    )
 
 
 def _search_all(
@@ -316,7 +352,7 @@ def _judge(
     report.scenarios += 1
     report.examples += 1
     if isinstance(stack, _Within):
-        stack.current = case.name
+        stack.judged = _Judged(case.name, case.body_path, body, expected)
     actual, crash, has_text, has_reasoning = whole if whole is not None else _run(stack, body, [body.sse])
     context = StackContext(case, expected, actual, crash, has_text, has_reasoning, capabilities)
     problems = STACK_CHECKS[0].run(context)
@@ -389,7 +425,7 @@ def _search_generated(api: str, turns: int, judging: _Judging) -> None:
     for number, unnamed in enumerate(sorted(distinct, key=lambda g: len(g.body.data))):
         generated = unnamed.numbered(number)
         if isinstance(judging.stack, _Within):
-            judging.stack.current = generated.name
+            judging.stack.judged = _Judged(generated.name, generated.path, generated.body, generated.expected)
         first = _run(judging.stack, generated.body, [generated.body.sse])
         whole: _Whole | None = first
         kind = _failure_kind(generated, first, judging)
