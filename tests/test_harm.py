@@ -146,6 +146,23 @@ def test_a_call_left_out_of_a_turn_whose_error_was_surfaced_is_not_lost() -> Non
     assert outcome_harm(expected, Outcome("anthropic")).harm is Harm.LOST
 
 
+def test_a_stack_that_reports_an_error_on_a_normal_stream_crashed_it_did_not_lose_a_call_silently() -> None:
+    # Mastra over @ai-sdk/openai 2.x on a call without an id: finish "error", the schema error shown,
+    # nothing run. Read as "lost ... nothing said why" before: the error said why, and the turn failed
+    # aloud on a stream that ended normally, as a stack that raises does.
+    expected = Outcome("openai-chat", [ExpectedToolCall("get_weather", None, {"city": "Paris"}, '{"city": "Paris"}')])
+    expected.finish_reason = "tool_calls"
+    surfaced = Outcome("openai-chat")
+    surfaced.error = "AI_InvalidResponseDataError: Expected 'id' to be a string."
+    verdict = outcome_harm(expected, surfaced)
+    assert verdict.harm is Harm.CRASHED and "Expected 'id' to be a string" in verdict.why
+    # Silently left out, it is still lost; and a call that ran wrong beside the error stays ran_wrong.
+    assert outcome_harm(expected, Outcome("openai-chat")).harm is Harm.LOST
+    wrong = Outcome("openai-chat", [ExpectedToolCall("get_weather", None, {"city": "Oslo"}, '{"city": "Oslo"}')])
+    wrong.error = "something"
+    assert outcome_harm(expected, wrong).harm is Harm.RAN_WRONG
+
+
 # -- the gate: --fail-on from the CLI, pytest and Python ---------------------------------------------
 
 

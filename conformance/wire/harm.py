@@ -91,6 +91,17 @@ def outcome_harm(
         turn_error=actual.error is not None,
         tools={call.name for call in expected.tool_calls if call.name},
     )
+    if (
+        verdict.harm is Harm.LOST
+        and stream is None
+        and actual.error is not None
+        and not any(call.arguments is not None for call in actual.tool_calls)
+    ):
+        # The stack gave up on a stream that ended normally and said so: the same as raising
+        # (the turn failed aloud, nothing ran), not a call lost with nothing said why.
+        return HarmVerdict(
+            Harm.CRASHED, f"the stack reported an error on a stream that ended normally ({actual.error}); nothing ran"
+        )
     reported_end = compare_finish_reason(expected, actual)
     if verdict.harm is Harm.STREAM_SHAPE and reported_end:
         return HarmVerdict(
