@@ -20,6 +20,7 @@ legitimate alternative, or a convention of our corpus).
 from __future__ import annotations
 
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,10 @@ class VercelStackTarget:
     version: str
     label: str
     process: BridgeProcess = field(repr=False)
+
+    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
+        """One recording through the SDK: what makes ``run --stack MODULE:open_stack_target`` work."""
+        return self.stack(api, pieces, options)
 
     def close(self) -> None:
         """Stop the Node process."""

@@ -1,0 +1,67 @@
+// Mastra over @ai-sdk/openai 2.x: a call whose arguments are "" (a no-argument call) never runs and
+// nothing says why.
+//
+// Layer: the provider (@ai-sdk/openai 2.0.130's chat model emits `tool-call` only when the argument
+// text parses as JSON and has no end-of-stream flush, so "" never becomes a call; the input stays
+// open with no tool-call, tool-error or input end). Mastra never sees a call to execute. @ai-sdk/openai
+// 3.x (AI SDK v6, not usable from Mastra 0.24) flushes unfinished calls (ToolCallTracker).
+// Harm: lost. Realism: observed; vLLM sends null/empty arguments for parameterless calls
+// (https://github.com/pipecat-ai/pipecat/pull/4060), Venice omits them. Suite recording:
+// openai-chat/no_argument_call.
+//
+// Run: node mastra_provider_empty_arguments_call_never_runs.mjs   (next to a node_modules with @mastra/core 0.24.9, @ai-sdk/openai 2.0.130 and zod).
+// Exit 1 while the defect is there, 0 once fixed, 2 when it cannot run. Offline: the body is served by
+// the provider's own `fetch` option; `maxSteps: 1` keeps Mastra to the one request.
+let Agent, createTool, createOpenAI, z;
+try {
+  ({ Agent } = await import('@mastra/core/agent'));
+  ({ createTool } = await import('@mastra/core/tools'));
+  ({ createOpenAI } = await import('@ai-sdk/openai'));
+  ({ z } = await import('zod'));
+} catch (error) {
+  console.error(`cannot run: ${error.message}`);
+  process.exit(2);
+}
+
+const chunk = (delta, finish = null) =>
+  `data: ${JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+const call = entry => chunk({ tool_calls: [entry] });
+
+/** Serve `body` to a Mastra Agent (tools `names`, one step) through the provider's fetch option. */
+async function runAgent(body, names) {
+  const executed = [];
+  const tools = Object.fromEntries(names.map(name => [name, createTool({
+    id: name,
+    description: name,
+    inputSchema: z.looseObject({}),
+    execute: async ({ context }, options) => {
+      executed.push({ name, id: options?.toolCallId, input: context });
+      return 'done';
+    },
+  })]));
+  let requests = 0;
+  const fetch = async () => {
+    if (++requests > 1) throw new Error('unexpected second request');
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
+  };
+  const agent = new Agent({ name: 'repro', instructions: 'repro', model: createOpenAI({ fetch, apiKey: 'offline' }).chat('gpt-4o-mini'), tools });
+  const output = await agent.stream('go', { maxSteps: 1, maxRetries: 0 });
+  const parts = [];
+  for await (const part of output.fullStream) parts.push(part);
+  const finish = parts.find(p => p.type === 'finish')?.payload?.stepResult?.reason ?? null;
+  const errors = parts.filter(p => p.type === 'error').map(p => String(p.payload?.error?.message ?? p.payload?.error));
+  const types = parts.map(p => p.type).filter(t => !['start', 'step-start', 'step-finish', 'finish', 'text-start', 'text-end'].includes(t));
+  return { executed, finish, errors, types, text: parts.filter(p => p.type === 'text-delta').map(p => p.payload.text).join('') };
+}
+
+const body =
+  chunk({ role: 'assistant', content: '' }) +
+  call({ index: 0, id: 'call_1', type: 'function', function: { name: 'list_files', arguments: '' } }) +
+  chunk({}, 'tool_calls') +
+  'data: [DONE]\n\n';
+const result = await runAgent(body, ['list_files']);
+console.log('what the stream says: list_files id=call_1 arguments "" (no arguments: {}); finish_reason "tool_calls"');
+console.log(`what Mastra did: executed ${JSON.stringify(result.executed)}; parts ${result.types.join(', ')}; errors ${JSON.stringify(result.errors)}; finish ${result.finish}`);
+const fixed = result.executed.some(e => e.name === 'list_files');
+console.log(fixed ? 'FIXED: the no-argument call runs' : 'DEFECT: the no-argument call never runs and no part says why');
+process.exitCode = fixed ? 0 : 1;
