@@ -20,13 +20,13 @@ legitimate alternative, or a convention of our corpus).
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from conformance.adapters.base import AdapterInfo, NodePackages, npm_lock_versions
-from conformance.bridge import DEFAULT_TIMEOUT, BridgeBroken, BridgeProcess, BridgeStack, stack_target
+from conformance.adapters.node import NodeStackTarget, open_node_stack
+from conformance.bridge import DEFAULT_TIMEOUT
 from conformance.handler import TargetError
 from conformance.stack import StackCapabilities
 
@@ -61,28 +61,11 @@ def version() -> str:
 
 
 @dataclass
-class VercelStackTarget:
-    """A running Vercel AI SDK stack: call ``stack(api, pieces, options)``; ``close()`` when done."""
+class VercelStackTarget(NodeStackTarget):
+    """A running Vercel AI SDK stack: call ``stack(api, pieces, options)``; ``close()`` when done.
+    ``version`` is the column's version line (``ai 6.0.326, @ai-sdk/openai ...``)."""
 
-    stack: BridgeStack
-    capabilities: StackCapabilities
-    version: str
-    label: str
-    process: BridgeProcess = field(repr=False)
-
-    def __call__(self, api: str, pieces: Sequence[bytes], options: Mapping[str, Any]) -> Any:
-        """One recording through the SDK: what makes ``run --stack MODULE:open_stack_target`` work."""
-        return self.stack(api, pieces, options)
-
-    def close(self) -> None:
-        """Stop the Node process."""
-        self.process.close()
-
-    def __enter__(self) -> VercelStackTarget:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    version: str = ""
 
 
 def open_stack_target(*, chat_provider: str = "openai", timeout: float | None = DEFAULT_TIMEOUT) -> VercelStackTarget:
@@ -99,14 +82,11 @@ def open_stack_target(*, chat_provider: str = "openai", timeout: float | None = 
         raise TargetError("the Vercel AI SDK target needs Node >= 20 on PATH")
     if not (PROGRAM.parent / "node_modules" / "ai").is_dir():
         raise TargetError(f"the Vercel AI SDK is not installed: run `npm ci` in {PROGRAM.parent}")
-    process = BridgeProcess([node, str(PROGRAM), "--chat-provider", chat_provider], timeout=timeout)
-    try:
-        stack, capabilities = stack_target(process)
-    except BridgeBroken as broken:
-        process.close()
-        raise broken.to_target_error() from None
     suffix = "" if chat_provider == "openai" else f" (Chat Completions via @ai-sdk/{chat_provider})"
-    return VercelStackTarget(stack, capabilities, version(), f"Vercel AI SDK{suffix}", process)
+    started = open_node_stack(
+        PROGRAM, f"Vercel AI SDK{suffix}", arguments=["--chat-provider", chat_provider], package="ai", timeout=timeout
+    )
+    return VercelStackTarget(started.stack, started.capabilities, started.label, started.process, version())
 
 
 @dataclass(frozen=True)

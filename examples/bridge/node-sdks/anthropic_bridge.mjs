@@ -30,23 +30,16 @@
 // Offline: globalThis.fetch and net.Socket#connect throw; the client only ever calls the `fetch`
 // passed to it.
 
-import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import Anthropic from '@anthropic-ai/sdk';
 import { betaTool } from '@anthropic-ai/sdk/helpers/beta/json-schema';
 import { isMain, serveStack } from '../tcc_bridge.mjs';
+import { forbidNetwork, streamOf, versionsOf } from './offline.mjs';
 
-// The package's exports hide its package.json: read it from node_modules beside this program.
-const versionOf = name => JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
-export const VERSIONS = { '@anthropic-ai/sdk': versionOf('@anthropic-ai/sdk') };
+export const VERSIONS = versionsOf(['@anthropic-ai/sdk']);
 
 // ---- offline guard ------------------------------------------------------------------------------
-globalThis.fetch = async input => {
-  throw new Error(`network access attempted (global fetch ${String(input?.url ?? input)})`);
-};
-net.Socket.prototype.connect = function connect() {
-  throw new Error('network access attempted (net.Socket#connect)');
-};
+forbidNetwork();
 
 export const APIS = ['anthropic'];
 
@@ -63,16 +56,6 @@ const FOLLOW_UP = new TextEncoder().encode(sse([
   { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: 1 } },
   { type: 'message_stop' },
 ]));
-
-function streamOf(pieces) {
-  let next = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (next < pieces.length) controller.enqueue(pieces[next++]);
-      else controller.close();
-    },
-  });
-}
 
 function offlineClient(pieces) {
   let requests = 0;

@@ -27,27 +27,20 @@
 // Offline: globalThis.fetch and net.Socket#connect throw, so any attempt to reach the network fails
 // loudly (telemetry export included); the provider only ever calls the `fetch` passed to it.
 
-import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import { Agent } from '@mastra/core/agent';
 import { createTool } from '@mastra/core/tools';
 import { createOpenAI } from '@ai-sdk/openai';
 import { z } from 'zod';
 import { isMain, serveStack } from '../tcc_bridge.mjs';
+import { forbidNetwork, streamOf, versionsOf } from './offline.mjs';
 
 const PACKAGES = ['@mastra/core', '@ai-sdk/openai', 'zod'];
-// Read from node_modules directly: not every package exports ./package.json.
-const versionOf = name => JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
-export const VERSIONS = Object.fromEntries(PACKAGES.map(name => [name, versionOf(name)]));
+export const VERSIONS = versionsOf(PACKAGES);
 
 // ---- offline guard ------------------------------------------------------------------------------
 globalThis.AI_SDK_LOG_WARNINGS = false;
-globalThis.fetch = async input => {
-  throw new Error(`network access attempted (global fetch ${String(input?.url ?? input)})`);
-};
-net.Socket.prototype.connect = function connect() {
-  throw new Error('network access attempted (net.Socket#connect)');
-};
+forbidNetwork();
 
 export const APIS = ['openai-chat'];
 
@@ -56,13 +49,7 @@ function recordedFetch(pieces) {
   let requests = 0;
   return async url => {
     if (++requests > 1) throw new Error(`unexpected request #${requests} to ${url}`);
-    let next = 0;
-    const body = new ReadableStream({
-      pull(controller) {
-        if (next < pieces.length) controller.enqueue(pieces[next++]);
-        else controller.close();
-      },
-    });
+    const body = streamOf(pieces);
     return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream' } });
   };
 }

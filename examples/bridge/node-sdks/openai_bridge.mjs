@@ -25,22 +25,15 @@
 // Offline: globalThis.fetch and net.Socket#connect throw; the client only ever calls the `fetch`
 // passed to it.
 
-import net from 'node:net';
 import { readFileSync } from 'node:fs';
 import OpenAI from 'openai';
 import { isMain, serveStack } from '../tcc_bridge.mjs';
+import { forbidNetwork, streamOf, versionsOf } from './offline.mjs';
 
-// The package's exports hide its package.json: read it from node_modules beside this program.
-const versionOf = name => JSON.parse(readFileSync(new URL(`./node_modules/${name}/package.json`, import.meta.url), 'utf8')).version;
-export const VERSIONS = { openai: versionOf('openai') };
+export const VERSIONS = versionsOf(['openai']);
 
 // ---- offline guard ------------------------------------------------------------------------------
-globalThis.fetch = async input => {
-  throw new Error(`network access attempted (global fetch ${String(input?.url ?? input)})`);
-};
-net.Socket.prototype.connect = function connect() {
-  throw new Error('network access attempted (net.Socket#connect)');
-};
+forbidNetwork();
 
 export const APIS = ['openai-chat'];
 
@@ -50,16 +43,6 @@ const FOLLOW_UP = new TextEncoder().encode(
   `data: ${JSON.stringify({ id: 'chatcmpl-follow-up', object: 'chat.completion.chunk', created: 0, model: 'm',
     choices: [{ index: 0, delta: { role: 'assistant', content: 'done' }, finish_reason: 'stop' }] })}\n\ndata: [DONE]\n\n`,
 );
-
-function streamOf(pieces) {
-  let next = 0;
-  return new ReadableStream({
-    pull(controller) {
-      if (next < pieces.length) controller.enqueue(pieces[next++]);
-      else controller.close();
-    },
-  });
-}
 
 function offlineClient(pieces) {
   let requests = 0;
