@@ -24,7 +24,15 @@ def test_every_adapter_declares_a_consistent_target() -> None:
         "openai-agents",
         "openai",
         "anthropic",
+        "smolagents",
+        "agno",
+        "strands-agents",
+        "haystack-ai",
         "vercel-ai-sdk",
+        "openai-node",
+        "anthropic-node",
+        "langchain-js",
+        "mastra",
     ]
     check_ids = {check.id for check in CHECKS}
     for info in infos:

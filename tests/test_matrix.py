@@ -244,19 +244,26 @@ def _test_functions(path: Path) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
 
 
+# The Node libraries' reproductions: a parametrized test of each file names a script of its folder.
+_SCRIPT_FOLDERS = {
+    "test_bridge_repro_vercel.py": "repro_vercel",
+    "test_bridge_node_sdks.py": "repro_node_sdks",
+    "test_bridge_node_fw.py": "repro_node_fw",
+}
+_REPRODUCTION_FILES = ("test_repro_", "test_bridge_repro_", "test_bridge_node_")
+
+
 def _reproduction_exists(node: str) -> bool:
-    """A test of this repository named by its pytest node id; a parametrized one of
-    ``tests/test_bridge_repro_vercel.py`` names a script of ``tests/repro_vercel/``."""
+    """A test of this repository named by its pytest node id; a parametrized one of a Node
+    library's test file (``_SCRIPT_FOLDERS``) names a script of its folder."""
     path, _, name = node.partition("::")
     function, _, parameter = name.partition("[")
     if function not in _test_functions(ROOT / path):
         return False
     if not parameter:
         return True
-    return (
-        Path(path).name == "test_bridge_repro_vercel.py"
-        and (ROOT / "tests" / "repro_vercel" / parameter[:-1]).is_file()
-    )
+    folder = _SCRIPT_FOLDERS.get(Path(path).name)
+    return folder is not None and (ROOT / "tests" / folder / parameter[:-1]).is_file()
 
 
 def test_every_reproduction_names_a_test_that_exists() -> None:
@@ -265,7 +272,7 @@ def test_every_reproduction_names_a_test_that_exists() -> None:
         for reproduction in reproductions:
             node = reproduction.node
             assert _reproduction_exists(node), f"{column} / {check}: {node} does not exist"
-            assert Path(node.partition("::")[0]).name.startswith(("test_repro_", "test_bridge_repro_")), node
+            assert Path(node.partition("::")[0]).name.startswith(_REPRODUCTION_FILES), node
             re.compile(reproduction.finding)
 
 
@@ -288,7 +295,7 @@ def test_every_published_finding_has_a_direct_reproduction_that_exists() -> None
         for node in cell.reproductions:
             path = node.partition("::")[0]
             assert _reproduction_exists(node), f"{column} / {check}: {node} does not exist"
-            expected = ("test_matrix_suite_bugs.py",) if cell.suite_bug else ("test_repro_", "test_bridge_repro_")
+            expected = ("test_matrix_suite_bugs.py",) if cell.suite_bug else _REPRODUCTION_FILES
             assert Path(path).name.startswith(expected), node
         assert (PUBLISHED.parent / cell.counterexample).is_file(), cell.counterexample
     assert not set(REPRODUCTIONS) - {(column, check) for column, check, _ in failing}, "reproductions of no cell"
@@ -463,7 +470,13 @@ def test_every_defect_cell_of_a_python_library_links_a_standalone_script() -> No
 @pytest.mark.parametrize("column", sorted(SCRIPTS))
 def test_each_standalone_script_reproduces_its_cells_without_this_project(column: str) -> None:
     path, cells = SCRIPTS[column]
-    library = {"langchain-core": "langchain_core", "pydantic-ai": "pydantic_ai", "openai-agents": "agents"}
+    library = {
+        "langchain-core": "langchain_core",
+        "pydantic-ai": "pydantic_ai",
+        "openai-agents": "agents",
+        "strands-agents": "strands",
+        "haystack-ai": "haystack",
+    }
     pytest.importorskip(library.get(column, column), reason=f"{column} is not installed (pip install '.[adapters]')")
     matrix = published()
     for check in sorted(cells):

@@ -1,7 +1,8 @@
 """Adapters: widely used libraries' own streaming accumulation, run as targets of the suite.
 
 One module per library, each an optional extra (``pip install 'toolcall-conformance[adapters]'``), except
-the Vercel AI SDK, which runs in Node over the bridge (``npm ci`` in ``examples/bridge/vercel``).
+the Node libraries, which run in Node over the bridge (``npm ci`` in ``examples/bridge/vercel`` for the
+Vercel AI SDK, in ``examples/bridge/node-sdks`` for the others: ``conformance.adapters.node``).
 Every adapter goes through the suite's public extension points only and is kept minimal, so that
 a failure is the library's behaviour and not the adapter's; its module docstring says what it
 maps and what it cannot, and its ``ADAPTER`` (an ``AdapterInfo``) how the suite runs it, what it
@@ -28,7 +29,15 @@ ADAPTER_MODULES = (
     "conformance.adapters.openai_agents",
     "conformance.adapters.openai_sdk",
     "conformance.adapters.anthropic_sdk",
+    "conformance.adapters.smolagents",
+    "conformance.adapters.agno",
+    "conformance.adapters.strands",
+    "conformance.adapters.haystack",
     "conformance.adapters.vercel_ai_sdk",
+    "conformance.adapters.openai_node",
+    "conformance.adapters.anthropic_node",
+    "conformance.adapters.langchain_js",
+    "conformance.adapters.mastra",
 )
 
 

@@ -186,11 +186,12 @@ def render_markdown(matrix: Matrix, matrix_dir: Path, markdown_dir: Path, root: 
         " `docs/matrix/constraints.txt`, and a `tests/test_repro_<library>.py` that reproduces every failing cell"
         " directly (`REPRODUCTIONS` in `conformance/matrix/reproductions.py` links them), then regenerate with"
         " `toolcall-conformance matrix --out docs/matrix --markdown docs/matrix.md`. A library that runs in Node"
-        " (the Vercel AI SDK, `vercel-ai-sdk`) declares `node` (`conformance.adapters.NodePackages`) instead of"
+        " (the Vercel AI SDK, `vercel-ai-sdk`; the `openai` and `@anthropic-ai/sdk` packages, LangChain.js and"
+        " Mastra in `examples/bridge/node-sdks`) declares `node` (`conformance.adapters.NodePackages`) instead of"
         " Python distributions: its versions are the ones its `package-lock.json` pins, it is skipped, saying why,"
         " when `node` is not on PATH or its `node_modules` is not installed (`npm ci` in its folder), its factory"
-        " starts its bridge process (closed after the run), and its reproductions are scripts run by a"
-        " `tests/test_bridge_repro_<library>.py`.",
+        " starts its bridge process (`conformance.adapters.node.open_node_stack`, closed after the run), and its"
+        " reproductions are `.mjs` scripts that import only the library, run by a `tests/test_bridge_*.py`.",
         "",
     ]
     return "\n".join(lines)

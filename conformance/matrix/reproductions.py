@@ -48,6 +48,14 @@ _AGENTS = "tests/test_repro_openai_agents.py::"
 _OPENAI = "tests/test_repro_openai.py::"
 _ANTHROPIC = "tests/test_repro_anthropic.py::"
 _VERCEL = "tests/test_bridge_repro_vercel.py::test_the_reproduction_still_reproduces[{}]"
+_SMOLAGENTS = "tests/test_repro_smolagents.py::"
+_AGNO = "tests/test_repro_agno.py::"
+_STRANDS = "tests/test_repro_strands.py::"
+_HAYSTACK = "tests/test_repro_haystack.py::"
+_NODE_FW = "tests/test_bridge_node_fw.py::test_the_reproduction_shows_the_defect[{}]"
+# The Node scripts that show what a column does where the matrix finds no defect (outside target, a policy).
+_NODE_SDKS_SHOWN = "tests/test_bridge_node_sdks.py::test_the_reproduction_shows_the_behaviour[{}]"
+_NODE_FW_SHOWN = "tests/test_bridge_node_fw.py::test_the_reproduction_shows_the_behaviour[{}]"
 
 REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
     ("langchain-core", "tool_names_whole"): (Reproduction(_LANGCHAIN + "test_restated_name_is_concatenated"),),
@@ -142,6 +150,182 @@ REPRODUCTIONS: dict[tuple[str, str], tuple[Reproduction, ...]] = {
             _ANTHROPIC + "test_stream_cut_mid_call_gives_a_partial_input_and_no_error", "without its terminal event"
         ),
     ),
+    ("smolagents", "stack_outcome_matches"): (
+        Reproduction(
+            _SMOLAGENTS + "test_stream_cut_before_its_terminal_event_runs_the_call_and_raises_nothing",
+            recordings=("openai-chat/stream_cut_after_arguments.yaml", "generated/openai-chat/013"),
+        ),
+        Reproduction(
+            _SMOLAGENTS + "test_stream_cut_mid_arguments_is_not_surfaced",
+            recordings=("openai-chat/stream_cut_mid_call.yaml", "generated/openai-chat/000"),
+        ),
+        Reproduction(
+            _SMOLAGENTS + "test_every_call_on_index_zero_is_merged_into_one",
+            recordings=("openai-compatible/dialect_index_always_zero.yaml", "generated/openai-chat/015"),
+        ),
+        Reproduction(
+            _SMOLAGENTS + "test_tool_deltas_without_an_index_crash_the_step",
+            recordings=("openai-compatible/dialect_no_index.yaml",),
+        ),
+        Reproduction(
+            _SMOLAGENTS + "test_object_arguments_crash_the_step_where_the_type_says_text",
+            recordings=("openai-compatible/dialect_object_arguments.yaml",),
+        ),
+    ),
+    ("agno", "stack_outcome_matches"): (
+        Reproduction(
+            _AGNO + "test_stream_cut_before_its_terminal_event_runs_the_call",
+            recordings=("openai-chat/stream_cut_after_arguments.yaml", "generated/openai-chat/013"),
+        ),
+        Reproduction(
+            _AGNO + "test_claude_stream_cut_before_message_stop_runs_a_closed_tool_block",
+            recordings=("generated/anthropic/021", "generated/anthropic/022"),
+        ),
+        Reproduction(
+            _AGNO + "test_stream_cut_mid_call_completes_the_run_without_an_error",
+            recordings=("openai-chat/stream_cut_mid_call.yaml", "generated/openai-chat/000"),
+        ),
+        Reproduction(
+            _AGNO + "test_claude_stream_cut_mid_call_drops_the_call_and_completes_the_run",
+            recordings=(
+                "anthropic/stream_cut_after_arguments.yaml",
+                "anthropic/stream_cut_mid_call.yaml",
+                *(f"generated/anthropic/{n:03d}" for n in (0, 13, 23, 24, 25, 26, 27, 28, 29)),
+            ),
+        ),
+        Reproduction(
+            _AGNO + "test_claude_max_tokens_with_an_open_tool_block_drops_the_call_silently",
+            recordings=("anthropic/truncated_max_tokens.yaml",),
+        ),
+        Reproduction(
+            _AGNO + "test_claude_max_tokens_after_a_closed_tool_block_still_runs_it",
+            recordings=tuple(f"generated/anthropic/{n:03d}" for n in (17, 18, 19, 20)),
+        ),
+        Reproduction(
+            _AGNO + "test_calls_sharing_index_zero_are_merged_into_one",
+            recordings=("openai-compatible/dialect_index_always_zero.yaml", "generated/openai-chat/015"),
+        ),
+        Reproduction(
+            _AGNO + "test_tool_deltas_without_an_index_are_merged_into_one",
+            recordings=("openai-compatible/dialect_no_index.yaml",),
+        ),
+        Reproduction(
+            _AGNO + "test_object_arguments_are_not_decoded_and_the_call_never_runs",
+            recordings=("openai-compatible/dialect_object_arguments.yaml",),
+        ),
+    ),
+    ("strands-agents", "stack_outcome_matches"): (
+        Reproduction(
+            _STRANDS + "test_stream_cut_before_message_stop_reads_as_a_finished_end_turn", "without its terminal event"
+        ),
+    ),
+    ("haystack-ai", "stack_outcome_matches"): (
+        Reproduction(
+            _HAYSTACK + "test_stream_cut_after_complete_arguments_runs_the_call_and_reports_nothing",
+            recordings=("openai-chat/stream_cut_after_arguments.yaml", "generated/openai-chat/013"),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_stream_cut_mid_arguments_drops_the_call_and_reports_no_error",
+            recordings=("openai-chat/stream_cut_mid_call.yaml", "generated/openai-chat/000"),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_empty_string_id_on_a_continuation_erases_the_call_id",
+            recordings=("openai-compatible/dialect_empty_string_continuations.yaml", "generated/openai-chat/008"),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_every_call_on_index_zero_is_merged_and_dropped_as_malformed",
+            recordings=("openai-compatible/dialect_index_always_zero.yaml", "generated/openai-chat/015"),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_a_restated_name_is_concatenated_and_no_tool_has_it",
+            recordings=("openai-compatible/dialect_name_restated.yaml",),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_tool_deltas_without_an_index_raise_value_error",
+            recordings=("openai-compatible/dialect_no_index.yaml",),
+        ),
+        Reproduction(
+            _HAYSTACK + "test_object_arguments_raise_type_error",
+            recordings=("openai-compatible/dialect_object_arguments.yaml",),
+        ),
+        Reproduction(_HAYSTACK + "test_a_complete_call_of_a_turn_cut_at_the_token_limit_still_runs", "token limit"),
+    ),
+    ("openai-node", "stack_outcome_matches"): (
+        Reproduction(
+            _NODE_SDKS_SHOWN.format("openai_chunk_message_field_replaces_the_accumulated_message.mjs"),
+            recordings=("openai-compatible/dialect_message_and_delta.yaml",),
+        ),
+        Reproduction(
+            _NODE_SDKS_SHOWN.format("openai_empty_arguments_refused_by_json_parse.mjs"),
+            recordings=("openai-chat/no_argument_call.yaml",),
+        ),
+        Reproduction(
+            _NODE_SDKS_SHOWN.format("openai_calls_on_index_zero_are_merged.mjs"),
+            recordings=(
+                "openai-compatible/dialect_index_always_zero.yaml",
+                *(f"generated/openai-chat/{n:03d}" for n in (14, 15, 16, 17, 18)),
+            ),
+        ),
+        Reproduction(
+            _NODE_SDKS_SHOWN.format("openai_tool_deltas_without_index_raise.mjs"),
+            recordings=("openai-compatible/dialect_no_index.yaml",),
+        ),
+    ),
+    ("langchain-js", "stack_outcome_matches"): (
+        Reproduction(
+            _NODE_FW.format("langchain_truncated_arguments_repaired_into_a_valid_call.mjs"),
+            recordings=("openai-chat/truncated_max_tokens.yaml", "generated/openai-chat/015"),
+        ),
+        Reproduction(
+            _NODE_FW.format("langchain_index_zero_second_call_runs_with_empty_arguments.mjs"),
+            recordings=("openai-compatible/dialect_index_always_zero.yaml", "generated/openai-chat/015"),
+        ),
+        Reproduction(
+            _NODE_FW_SHOWN.format("langchain_call_without_id_is_invalid.mjs"),
+            recordings=tuple(f"generated/openai-chat/{n:03d}" for n in (5, 6, 7)),
+        ),
+        Reproduction(_NODE_FW_SHOWN.format("langchain_cut_stream_gives_no_error.mjs"), "without its terminal event"),
+        Reproduction(
+            _NODE_FW_SHOWN.format("langchain_tool_deltas_without_index.mjs"),
+            recordings=("openai-compatible/dialect_no_index.yaml",),
+        ),
+    ),
+    ("mastra", "stack_outcome_matches"): (
+        Reproduction(
+            _NODE_FW.format("mastra_provider_unclosed_tool_input_dropped.mjs"),
+            recordings=(
+                "openai-chat/error_event_mid_call.yaml",
+                "openai-chat/stream_cut_mid_call.yaml",
+                "openai-chat/truncated_max_tokens.yaml",
+                "generated/openai-chat/013",
+            ),
+        ),
+        Reproduction(
+            _NODE_FW.format("mastra_provider_empty_arguments_call_never_runs.mjs"),
+            recordings=("openai-chat/no_argument_call.yaml",),
+        ),
+        Reproduction(
+            _NODE_FW.format("mastra_provider_index_zero_second_call_dropped.mjs"),
+            recordings=(
+                "openai-compatible/dialect_index_always_zero.yaml",
+                *(f"generated/openai-chat/{n:03d}" for n in (14, 15, 16, 17, 18)),
+            ),
+        ),
+        Reproduction(
+            _NODE_FW.format("mastra_provider_call_without_id_ends_the_turn.mjs"),
+            recordings=(
+                "openai-compatible/dialect_id_late.yaml",
+                *(f"generated/openai-chat/{n:03d}" for n in (5, 6, 7)),
+            ),
+        ),
+        Reproduction(
+            _NODE_FW.format("mastra_runs_calls_of_a_step_that_failed.mjs"),
+            recordings=(
+                "openai-chat/stream_cut_after_arguments.yaml",
+                *(f"generated/openai-chat/{n:03d}" for n in (14, 15, 16, 17, 18)),
+            ),
+        ),
+    ),
     # The defects of FINDINGS fail this cell (tests/test_bridge_vercel.py asserts exactly those
     # fail; the legitimate alternatives and conventions are not applicable in the column).
     ("vercel-ai-sdk", "stack_outcome_matches"): tuple(
@@ -171,6 +355,10 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "litellm": ("docs/matrix/repro/repro_litellm.py", frozenset({"segment_per_call"})),
     "openai-agents": ("docs/matrix/repro/repro_openai_agents.py", frozenset({"segment_per_call"})),
     "openai": ("docs/matrix/repro/repro_openai.py", frozenset({"stack_outcome_matches"})),
+    "smolagents": ("docs/matrix/repro/repro_smolagents.py", frozenset({"stack_outcome_matches"})),
+    "agno": ("docs/matrix/repro/repro_agno.py", frozenset({"stack_outcome_matches"})),
+    "strands-agents": ("docs/matrix/repro/repro_strands.py", frozenset({"stack_outcome_matches"})),
+    "haystack-ai": ("docs/matrix/repro/repro_haystack.py", frozenset({"stack_outcome_matches"})),
 }
 
 
